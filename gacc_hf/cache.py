@@ -1,0 +1,128 @@
+"""Content-addressed store of memories, answers, verdicts and independent token counts.
+
+Format: one SQLite file (`gacc-cache.sqlite3` in the cache directory) in WAL mode with a single table
+
+    entries(kind TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (kind, key))
+
+`kind` is one of `memory`, `answer`, `verdict`, `count`; `key` is the sha256 of the canonical JSON of
+everything the value depends on (DESIGN 1.11: content hashes of the inputs, the budget, the tokenizer
+revision and the method's name and revision); `value` is JSON. Entries are immutable: a second write
+of the same key is ignored, so concurrent writers of the same content agree.
+
+Crash behaviour: every `put_many` is one SQLite transaction. A process killed mid-write leaves the
+transaction uncommitted and SQLite rolls it back on the next open, so a reader sees either the whole
+batch or none of it, never a partial entry. Several processes may share one file: WAL lets readers
+proceed during a write, and writers wait on a busy timeout instead of failing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+CACHE_FILENAME = "gacc-cache.sqlite3"
+SCHEMA_VERSION = 1
+_SELECT_CHUNK = 500
+
+
+def make_key(**parts: Any) -> str:
+    """sha256 of the canonical JSON of the key parts (sorted keys, no whitespace)."""
+    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def text_hash(text: str) -> str:
+    """sha256 of a text, the content address used inside keys."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class CacheError(RuntimeError):
+    """The cache file is unreadable or from an incompatible schema."""
+
+
+class Cache:
+    """A SQLite-backed content-addressed store; `Cache(None)` keeps everything in memory."""
+
+    def __init__(self, cache_dir: str | Path | None = None, timeout: float = 60.0) -> None:
+        if cache_dir is None:
+            self.path: Path | None = None
+            target = ":memory:"
+        else:
+            Path(cache_dir).mkdir(parents=True, exist_ok=True)
+            self.path = Path(cache_dir) / CACHE_FILENAME
+            target = str(self.path)
+        try:
+            self._db = sqlite3.connect(target, timeout=timeout, isolation_level=None, check_same_thread=False)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS entries (kind TEXT NOT NULL, key TEXT NOT NULL, "
+                "value TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (kind, key)) WITHOUT ROWID"
+            )
+            self._db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            found = self._db.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()[0]
+        except sqlite3.DatabaseError as exc:
+            raise CacheError(f"cannot open cache {target}: {exc}") from exc
+        if found != str(SCHEMA_VERSION):
+            raise CacheError(f"cache {target} has schema version {found}, this gacc-hf reads {SCHEMA_VERSION}")
+
+    def get_many(self, kind: str, keys: Iterable[str]) -> dict[str, Any]:
+        """The stored values of those keys that are present."""
+        keys = list(dict.fromkeys(keys))
+        found: dict[str, Any] = {}
+        for i in range(0, len(keys), _SELECT_CHUNK):
+            chunk = keys[i : i + _SELECT_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT key, value FROM entries WHERE kind=? AND key IN ({marks})", (kind, *chunk))
+            found.update((k, json.loads(v)) for k, v in rows)
+        return found
+
+    def put_many(self, kind: str, items: Mapping[str, Any]) -> None:
+        """Store values atomically (one transaction); existing keys keep their first value."""
+        if not items:
+            return
+        now = time.time()
+        rows = [(kind, k, json.dumps(v, ensure_ascii=False), now) for k, v in items.items()]
+        with self._transaction():
+            self._db.executemany("INSERT OR IGNORE INTO entries VALUES (?, ?, ?, ?)", rows)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def count(self, kind: str | None = None) -> int:
+        if kind is None:
+            return self._db.execute("SELECT COUNT(*) FROM entries").fetchone()[0]
+        return self._db.execute("SELECT COUNT(*) FROM entries WHERE kind=?", (kind,)).fetchone()[0]
+
+    def check(self) -> list[str]:
+        """Problems found by SQLite's integrity check and by parsing every value (empty: healthy)."""
+        problems = [r[0] for r in self._db.execute("PRAGMA integrity_check") if r[0] != "ok"]
+        for kind, key, value in self._db.execute("SELECT kind, key, value FROM entries"):
+            try:
+                json.loads(value)
+            except json.JSONDecodeError:
+                problems.append(f"{kind}/{key}: value is not valid JSON")
+        return problems
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Cache:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

@@ -1,0 +1,134 @@
+"""Rule compressors and the `fields` reader: no model, fully deterministic, free to run at scale."""
+
+from __future__ import annotations
+
+import re
+
+from gacc_hf.protocol import CompressorInput, ReaderInput
+from gacc_hf.tokenizer import get_codec
+
+_WORD = re.compile(r"[a-z0-9]+")
+_FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?([^:\n]{1,80}?)\s*:\s*(.+?)\s*$", re.MULTILINE)
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "how",
+        "i",
+        "in",
+        "is",
+        "it",
+        "its",
+        "me",
+        "my",
+        "of",
+        "on",
+        "or",
+        "our",
+        "the",
+        "this",
+        "to",
+        "was",
+        "we",
+        "what",
+        "when",
+        "where",
+        "which",
+        "who",
+        "why",
+        "will",
+        "with",
+        "you",
+        "your",
+        "need",
+        "want",
+        "know",
+        "about",
+    ]
+)
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-cased alphanumeric words minus stopwords."""
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+
+
+class FullCompressor:
+    """Returns the source unchanged (the `full` baseline; over-budget text is cut by the protocol)."""
+
+    name = "full"
+    revision = "full-v1"
+
+    def __call__(self, item: CompressorInput) -> str:
+        return item.context
+
+
+class TruncateCompressor:
+    """Keeps the head of the source: the goal-blind baseline every compressor should beat."""
+
+    name = "truncate"
+    revision = "truncate-v1"
+
+    def __call__(self, item: CompressorInput) -> str:
+        codec = get_codec()
+        return codec.decode(codec.encode(item.context)[: item.token_budget])
+
+
+class GoalLinesCompressor:
+    """Keeps the lines that share content words with the goal, in source order, packed to the budget.
+
+    With an empty goal no line matches, so it falls back to the head of the source.
+    """
+
+    name = "goal-lines"
+    revision = "goal-lines-v1"
+
+    def __call__(self, item: CompressorInput) -> str:
+        codec = get_codec()
+        goal = content_words(item.goal)
+        lines = item.context.splitlines()
+        picked = [ln for ln in lines if goal & content_words(ln)] if goal else []
+        kept: list[str] = []
+        used = 0
+        for line in picked or lines:
+            cost = len(codec.encode(line + "\n"))
+            if used + cost > item.token_budget:
+                if picked:
+                    continue
+                break
+            kept.append(line)
+            used += cost
+        return "\n".join(kept)
+
+
+class FieldsReader:
+    """Answers "what is the <key>?" questions from `key: value` lines of the memory.
+
+    The key whose words are best covered by the question wins; no matching line gives "unknown".
+    """
+
+    name = "fields"
+    revision = "fields-v1"
+
+    def __call__(self, item: ReaderInput) -> str:
+        question = content_words(item.question)
+        best, best_score = "unknown", 0.0
+        for key, value in _FIELD_LINE.findall(item.memory):
+            words = content_words(key)
+            if not words:
+                continue
+            hit = len(words & question)
+            score = hit / len(words) + hit * 1e-3
+            if hit and score > best_score:
+                best, best_score = value, score
+        return best

@@ -1,0 +1,197 @@
+"""Micro, all-correct Macro, goal-level bootstrap CIs and paired comparisons (pure functions).
+
+Micro is accuracy over questions. Macro is the share of goals whose *every* question is correct
+(DESIGN 1.7), not the mean per-goal accuracy. Questions of one goal share a memory, so they are not
+independent: confidence intervals resample whole goals (a cluster bootstrap), seeded for
+reproducibility. Both the runner and the `evaluate` metric score through this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+
+DEFAULT_BOOTSTRAP = 1000
+_CHUNK_CELLS = 4_000_000  # resampled goal indices held in memory at once
+
+
+@dataclass(frozen=True)
+class GoalTable:
+    """Per-goal question and correct counts, goals in first-seen order."""
+
+    goal_ids: list[str]
+    n_questions: np.ndarray
+    n_correct: np.ndarray
+
+    @property
+    def all_correct(self) -> np.ndarray:
+        return self.n_correct == self.n_questions
+
+
+def goal_table(goal_ids: Sequence[str], correct: Sequence[bool]) -> GoalTable:
+    """Group question verdicts by goal."""
+    if len(goal_ids) != len(correct):
+        raise ValueError(f"goal_ids has {len(goal_ids)} entries but correct has {len(correct)}")
+    if len(goal_ids) == 0:
+        raise ValueError("cannot score zero questions")
+    codes, uniq = pd.factorize(np.asarray(goal_ids, dtype=object), sort=False)
+    verdicts = np.asarray(correct, dtype=bool)
+    n_q = np.bincount(codes, minlength=len(uniq))
+    n_c = np.bincount(codes, weights=verdicts, minlength=len(uniq)).astype(np.int64)
+    return GoalTable([str(g) for g in uniq], n_q, n_c)
+
+
+def micro(correct: Sequence[bool]) -> float:
+    """Accuracy over questions.
+
+    >>> micro([True, True, False, True])
+    0.75
+    """
+    if len(correct) == 0:
+        raise ValueError("cannot score zero questions")
+    return float(np.mean(np.asarray(correct, dtype=bool)))
+
+
+def macro(goal_ids: Sequence[str], correct: Sequence[bool]) -> float:
+    """Share of goals with every question correct.
+
+    >>> macro(["a", "a", "b", "b"], [True, True, True, False])
+    0.5
+    """
+    return float(np.mean(goal_table(goal_ids, correct).all_correct))
+
+
+def _resampled_means(values: list[np.ndarray], weights: np.ndarray, n_boot: int, seed: int) -> list[np.ndarray]:
+    """Bootstrap over goals: for each draw, sum(values[k][sample]) / sum(weights[sample])."""
+    rng = np.random.default_rng(seed)
+    n = len(weights)
+    chunk = max(1, _CHUNK_CELLS // max(n, 1))
+    outs: list[list[np.ndarray]] = [[] for _ in values]
+    done = 0
+    while done < n_boot:
+        size = min(chunk, n_boot - done)
+        idx = rng.integers(0, n, size=(size, n))
+        denom = weights[idx].sum(axis=1)
+        for k, v in enumerate(values):
+            outs[k].append(v[idx].sum(axis=1) / denom)
+        done += size
+    return [np.concatenate(o) for o in outs]
+
+
+def _interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
+    alpha = (1 - confidence) / 2
+    lo, hi = np.quantile(draws, [alpha, 1 - alpha])
+    return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class Score:
+    """Micro and Macro with goal-bootstrap percentile intervals."""
+
+    micro: float
+    macro: float
+    n_questions: int
+    n_goals: int
+    micro_ci: tuple[float, float] | None = None
+    macro_ci: tuple[float, float] | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        row = asdict(self)
+        for key in ("micro_ci", "macro_ci"):
+            ci = row.pop(key)
+            row[f"{key.split('_')[0]}_ci_low"] = None if ci is None else ci[0]
+            row[f"{key.split('_')[0]}_ci_high"] = None if ci is None else ci[1]
+        return row
+
+
+def score(
+    goal_ids: Sequence[str],
+    correct: Sequence[bool],
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> Score:
+    """Micro, Macro and (when n_boot > 0) their goal-bootstrap CIs.
+
+    >>> s = score(["a", "a", "b"], [True, False, True], n_boot=0)
+    >>> round(s.micro, 4), s.macro, s.n_goals
+    (0.6667, 0.5, 2)
+    """
+    table = goal_table(goal_ids, correct)
+    n_q = table.n_questions.astype(float)
+    m = float(table.n_correct.sum() / n_q.sum())
+    M = float(table.all_correct.mean())
+    if n_boot <= 0:
+        return Score(m, M, int(n_q.sum()), len(table.goal_ids))
+    # same seed, same resampled goals for both: Micro is correct / questions within those goals
+    micro_draws = _resampled_means([table.n_correct.astype(float)], n_q, n_boot, seed)[0]
+    macro_draws = _resampled_means([table.all_correct.astype(float)], np.ones_like(n_q), n_boot, seed)[0]
+    return Score(
+        m,
+        M,
+        int(n_q.sum()),
+        len(table.goal_ids),
+        _interval(micro_draws, confidence),
+        _interval(macro_draws, confidence),
+    )
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """B minus A over the same goals and questions, with a paired goal-bootstrap CI."""
+
+    micro_a: float
+    micro_b: float
+    macro_a: float
+    macro_b: float
+    micro_diff: float
+    macro_diff: float
+    micro_diff_ci: tuple[float, float]
+    macro_diff_ci: tuple[float, float]
+    n_questions: int
+    n_goals: int
+
+
+def paired_difference(
+    goal_ids: Sequence[str],
+    correct_a: Sequence[bool],
+    correct_b: Sequence[bool],
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> PairedDifference:
+    """Compare two systems on the same questions (aligned row by row).
+
+    Resampling the same goals for both sides keeps the comparison paired, so the interval reflects
+    disagreement between the systems rather than the difficulty spread of the goals.
+
+    >>> d = paired_difference(["a", "a", "b"], [True, False, True], [True, True, True], n_boot=200)
+    >>> round(d.micro_diff, 4), d.macro_diff
+    (0.3333, 0.5)
+    """
+    if len(correct_a) != len(correct_b):
+        raise ValueError(f"paired verdicts differ in length: {len(correct_a)} vs {len(correct_b)}")
+    ta = goal_table(goal_ids, correct_a)
+    tb = goal_table(goal_ids, correct_b)
+    n_q = ta.n_questions.astype(float)
+    diff_c = (tb.n_correct - ta.n_correct).astype(float)
+    diff_all = tb.all_correct.astype(float) - ta.all_correct.astype(float)
+    micro_draws = _resampled_means([diff_c], n_q, max(n_boot, 1), seed)[0]
+    macro_draws = _resampled_means([diff_all], np.ones_like(n_q), max(n_boot, 1), seed)[0]
+    micro_a, micro_b = float(ta.n_correct.sum() / n_q.sum()), float(tb.n_correct.sum() / n_q.sum())
+    macro_a, macro_b = float(ta.all_correct.mean()), float(tb.all_correct.mean())
+    return PairedDifference(
+        micro_a,
+        micro_b,
+        macro_a,
+        macro_b,
+        micro_b - micro_a,
+        macro_b - macro_a,
+        _interval(micro_draws, confidence),
+        _interval(macro_draws, confidence),
+        int(n_q.sum()),
+        len(ta.goal_ids),
+    )

