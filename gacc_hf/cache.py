@@ -4,7 +4,7 @@ Format: one SQLite file (`gacc-cache.sqlite3` in the cache directory) in WAL mod
 
     entries(kind TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (kind, key))
 
-`kind` is one of `memory`, `answer`, `verdict`, `count`; `key` is the sha256 of the canonical JSON of
+`kind` is one of `memory`, `answer`, `verdict`, `count`; `key` is the sha256 of a canonical record of
 everything the value depends on (DESIGN 1.11: content hashes of the inputs, the budget, the tokenizer
 revision and the method's name and revision); `value` is JSON. Entries are immutable: a second write
 of the same key is ignored, so concurrent writers of the same content agree.
@@ -18,6 +18,7 @@ proceed during a write, and writers wait on a busy timeout instead of failing.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import sqlite3
@@ -31,14 +32,18 @@ SCHEMA_VERSION = 1
 _SELECT_CHUNK = 500
 
 
-def make_key(**parts: Any) -> str:
-    """sha256 of the canonical JSON of the key parts (sorted keys, no whitespace)."""
-    blob = json.dumps(parts, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def make_key(**parts: str | int | float | bool | None) -> str:
+    """sha256 over the key parts in sorted order, as `name<US>value` records joined by `<RS>`.
+
+    Values are scalars (texts enter as their `text_hash`), so the encoding is canonical and cheap.
+    """
+    blob = "\x1e".join(f"{name}\x1f{parts[name]!r}" for name in sorted(parts))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def text_hash(text: str) -> str:
-    """sha256 of a text, the content address used inside keys."""
+    """sha256 of a text, the content address used inside keys (memoised: texts repeat across a plan)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

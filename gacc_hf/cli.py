@@ -24,20 +24,32 @@ def _ratios(text: str) -> list[float]:
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run the benchmark and write a results folder")
     p.add_argument("--data", default="synthetic", help="dataset: 'sample', 'synthetic' or a path (default: synthetic)")
-    p.add_argument("--compressors", type=_csv, default=["truncate", "goal-lines"],
-                   help="comma-separated compressor names (default: truncate,goal-lines)")
+    p.add_argument(
+        "--compressors",
+        type=_csv,
+        default=["truncate", "goal-lines"],
+        help="comma-separated compressor names (default: truncate,goal-lines)",
+    )
     p.add_argument("--reader", default="fields", help="reader name (default: fields)")
     p.add_argument("--judge", default="exact", help="judge name: exact, contains, f1 (default: exact)")
     p.add_argument("--ratios", type=_ratios, default=[0.1, 0.25], help="retention ratios (default: 0.1,0.25)")
-    p.add_argument("--conditions", type=_csv, default=["own", "none", "cross"],
-                   help="conditions among own,none,cross,full (default: own,none,cross)")
+    p.add_argument(
+        "--conditions",
+        type=_csv,
+        default=["own", "none", "cross"],
+        help="conditions among own,none,cross,full (default: own,none,cross)",
+    )
     p.add_argument("--seed", type=int, default=0, help="run seed: cross-goal pairing and bootstrap (default: 0)")
     p.add_argument("--cache-dir", default=DEFAULT_CACHE, help=f"cache directory (default: {DEFAULT_CACHE})")
     p.add_argument("--output-dir", default=DEFAULT_OUTPUT, help=f"results folder (default: {DEFAULT_OUTPUT})")
     p.add_argument("--batch-size", type=int, default=32, help="items per model call and cache write (default: 32)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs, 0 = none")
-    p.add_argument("--on-error", choices=["raise", "record"], default="raise",
-                   help="stop at the first failed call (raise) or record it and go on (record)")
+    p.add_argument(
+        "--on-error",
+        choices=["raise", "record"],
+        default="raise",
+        help="stop at the first failed call (raise) or record it and go on (record)",
+    )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.set_defaults(func=cmd_run)
 
@@ -95,7 +107,7 @@ def cmd_install_metric(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gacc", description="GACC-Bench harness: goal-conditioned context compression")
+    parser = argparse.ArgumentParser(prog="gacc", description="GACC-Bench: goal-conditioned context compression")
     sub = parser.add_subparsers(dest="command", required=True)
     add_run_parser(sub)
     add_install_metric_parser(sub)

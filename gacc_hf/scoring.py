@@ -64,19 +64,18 @@ def macro(goal_ids: Sequence[str], correct: Sequence[bool]) -> float:
     return float(np.mean(goal_table(goal_ids, correct).all_correct))
 
 
-def _resampled_means(values: list[np.ndarray], weights: np.ndarray, n_boot: int, seed: int) -> list[np.ndarray]:
-    """Bootstrap over goals: for each draw, sum(values[k][sample]) / sum(weights[sample])."""
+def _resampled_ratios(pairs: list[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int) -> list[np.ndarray]:
+    """Goal bootstrap: for each draw of goals (shared by all pairs), sum(num[draw]) / sum(den[draw])."""
     rng = np.random.default_rng(seed)
-    n = len(weights)
+    n = len(pairs[0][0])
     chunk = max(1, _CHUNK_CELLS // max(n, 1))
-    outs: list[list[np.ndarray]] = [[] for _ in values]
+    outs: list[list[np.ndarray]] = [[] for _ in pairs]
     done = 0
     while done < n_boot:
         size = min(chunk, n_boot - done)
         idx = rng.integers(0, n, size=(size, n))
-        denom = weights[idx].sum(axis=1)
-        for k, v in enumerate(values):
-            outs[k].append(v[idx].sum(axis=1) / denom)
+        for k, (num, den) in enumerate(pairs):
+            outs[k].append(num[idx].sum(axis=1) / den[idx].sum(axis=1))
         done += size
     return [np.concatenate(o) for o in outs]
 
@@ -126,9 +125,10 @@ def score(
     M = float(table.all_correct.mean())
     if n_boot <= 0:
         return Score(m, M, int(n_q.sum()), len(table.goal_ids))
-    # same seed, same resampled goals for both: Micro is correct / questions within those goals
-    micro_draws = _resampled_means([table.n_correct.astype(float)], n_q, n_boot, seed)[0]
-    macro_draws = _resampled_means([table.all_correct.astype(float)], np.ones_like(n_q), n_boot, seed)[0]
+    # one draw of goals serves both: Micro is correct / questions within the drawn goals
+    micro_draws, macro_draws = _resampled_ratios(
+        [(table.n_correct.astype(float), n_q), (table.all_correct.astype(float), np.ones_like(n_q))], n_boot, seed
+    )
     return Score(
         m,
         M,
@@ -179,8 +179,7 @@ def paired_difference(
     n_q = ta.n_questions.astype(float)
     diff_c = (tb.n_correct - ta.n_correct).astype(float)
     diff_all = tb.all_correct.astype(float) - ta.all_correct.astype(float)
-    micro_draws = _resampled_means([diff_c], n_q, max(n_boot, 1), seed)[0]
-    macro_draws = _resampled_means([diff_all], np.ones_like(n_q), max(n_boot, 1), seed)[0]
+    micro_draws, macro_draws = _resampled_ratios([(diff_c, n_q), (diff_all, np.ones_like(n_q))], max(n_boot, 1), seed)
     micro_a, micro_b = float(ta.n_correct.sum() / n_q.sum()), float(tb.n_correct.sum() / n_q.sum())
     macro_a, macro_b = float(ta.all_correct.mean()), float(tb.all_correct.mean())
     return PairedDifference(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gacc_hf.protocol import CompressorInput, ReaderInput
@@ -111,6 +112,13 @@ class GoalLinesCompressor:
         return "\n".join(kept)
 
 
+@functools.lru_cache(maxsize=256)
+def _fields(memory: str) -> tuple[tuple[frozenset[str], str], ...]:
+    """The `key: value` lines of a memory with their key words (memoised: one memory serves many questions)."""
+    parsed = ((frozenset(content_words(key)), value) for key, value in _FIELD_LINE.findall(memory))
+    return tuple((words, value) for words, value in parsed if words)
+
+
 class FieldsReader:
     """Answers "what is the <key>?" questions from `key: value` lines of the memory.
 
@@ -123,10 +131,7 @@ class FieldsReader:
     def __call__(self, item: ReaderInput) -> str:
         question = content_words(item.question)
         best, best_score = "unknown", 0.0
-        for key, value in _FIELD_LINE.findall(item.memory):
-            words = content_words(key)
-            if not words:
-                continue
+        for words, value in _fields(item.memory):
             hit = len(words & question)
             score = hit / len(words) + hit * 1e-3
             if hit and score > best_score:
