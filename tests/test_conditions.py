@@ -1,0 +1,43 @@
+import pytest
+
+from gacc_hf.conditions import GoalAssigner, check_conditions
+from gacc_hf.data import validate
+from gacc_hf.synthetic import synthetic_rows
+
+
+def test_own_none_full():
+    groups = validate(synthetic_rows(contexts=2, goals_per_context=2))
+    a = GoalAssigner(groups, seed=0)
+    g = groups[0]
+    assert a.shown(g, "own").text == g.goal and a.shown(g, "own").goal_id == g.goal_id
+    assert a.shown(g, "none").text == "" and a.shown(g, "full").text == ""
+
+
+def test_cross_stays_in_context_and_is_deterministic():
+    groups = validate(synthetic_rows(contexts=10, goals_per_context=3))
+    a, b = GoalAssigner(groups, seed=5), GoalAssigner(list(reversed(groups)), seed=5)
+    for g in groups:
+        other = a.cross(g)
+        assert other.context_id == g.context_id and other.goal_id != g.goal_id
+        assert b.cross(g).goal_id == other.goal_id  # independent of row order
+    picks = {s: [GoalAssigner(groups, seed=s).cross(g).goal_id for g in groups] for s in range(6)}
+    assert len({tuple(p) for p in picks.values()}) > 1  # the seed matters
+
+
+def test_cross_falls_back_to_another_context_when_single_goal():
+    groups = validate(synthetic_rows(contexts=5, goals_per_context=1))
+    a = GoalAssigner(groups, seed=0)
+    for g in groups:
+        assert a.cross(g).context_id != g.context_id
+
+
+def test_cross_impossible_with_one_goal():
+    groups = validate(synthetic_rows(contexts=1, goals_per_context=1))
+    with pytest.raises(ValueError, match="second goal"):
+        GoalAssigner(groups).cross(groups[0])
+
+
+def test_condition_names():
+    assert check_conditions("own,none,own") == ("own", "none")
+    with pytest.raises(ValueError, match="unknown condition"):
+        check_conditions(["own", "mine"])

@@ -1,0 +1,83 @@
+from collections import defaultdict
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gacc_hf.scoring import goal_table, macro, micro, paired_difference, score
+
+verdict_rows = st.lists(st.tuples(st.sampled_from("abcdefgh"), st.booleans()), min_size=1, max_size=80)
+
+
+def _plain(rows):
+    by_goal = defaultdict(list)
+    for goal, ok in rows:
+        by_goal[goal].append(ok)
+    micro_ = sum(ok for _, ok in rows) / len(rows)
+    macro_ = sum(all(v) for v in by_goal.values()) / len(by_goal)
+    mean_acc = sum(sum(v) / len(v) for v in by_goal.values()) / len(by_goal)
+    return micro_, macro_, mean_acc
+
+
+@given(verdict_rows)
+def test_micro_and_all_correct_macro_match_plain_python(rows):
+    goals, verdicts = zip(*rows, strict=True)
+    m, M, mean_acc = _plain(rows)
+    assert micro(verdicts) == pytest.approx(m)
+    assert macro(goals, verdicts) == pytest.approx(M)
+    # all-correct can never exceed the mean per-goal accuracy
+    assert macro(goals, verdicts) <= mean_acc + 1e-12
+
+
+def test_macro_is_all_correct_not_mean_accuracy():
+    goals = ["g1", "g1", "g1", "g2", "g2", "g2"]
+    verdicts = [True, True, False, True, True, True]
+    # mean per-goal accuracy would be (2/3 + 1) / 2 = 0.8333; all-correct gives 1/2
+    assert macro(goals, verdicts) == 0.5
+    assert micro(verdicts) == pytest.approx(5 / 6)
+
+
+@settings(deadline=None, max_examples=40)
+@given(verdict_rows, st.integers(0, 2**32 - 1))
+def test_bootstrap_is_seeded_and_brackets_degenerate_cases(rows, seed):
+    goals, verdicts = zip(*rows, strict=True)
+    a = score(goals, verdicts, n_boot=200, seed=seed)
+    b = score(goals, verdicts, n_boot=200, seed=seed)
+    assert a == b
+    assert 0 <= a.micro_ci[0] <= a.micro_ci[1] <= 1
+    assert 0 <= a.macro_ci[0] <= a.macro_ci[1] <= 1
+    if all(verdicts):
+        assert a.micro_ci == (1.0, 1.0) and a.macro_ci == (1.0, 1.0)
+
+
+def test_ci_narrows_with_more_goals():
+    few = score([f"g{i}" for i in range(20)], [i % 2 == 0 for i in range(20)], n_boot=500, seed=1)
+    many = score([f"g{i}" for i in range(2000)], [i % 2 == 0 for i in range(2000)], n_boot=500, seed=1)
+    width = lambda s: s.macro_ci[1] - s.macro_ci[0]  # noqa: E731
+    assert width(many) < width(few) / 4
+    assert few.macro_ci[0] < 0.5 < few.macro_ci[1]
+
+
+def test_goal_table_first_seen_order():
+    t = goal_table(["b", "a", "b"], [True, True, False])
+    assert t.goal_ids == ["b", "a"]
+    assert t.n_questions.tolist() == [2, 1] and t.n_correct.tolist() == [1, 1]
+    assert t.all_correct.tolist() == [False, True]
+
+
+def test_paired_difference():
+    goals = ["g1", "g1", "g2", "g2", "g3", "g3"]
+    a = [True, False, True, True, False, False]
+    b = [True, True, True, True, False, True]
+    d = paired_difference(goals, a, b, n_boot=300, seed=0)
+    assert d.micro_diff == pytest.approx(2 / 6)
+    assert d.macro_diff == pytest.approx(1 / 3)  # g1 becomes all-correct; g3 stays wrong
+    assert d.micro_diff_ci[0] >= 0  # B is never worse on any goal, so no resample can favour A
+    same = paired_difference(goals, a, a, n_boot=100, seed=0)
+    assert same.micro_diff == 0 and same.micro_diff_ci == (0.0, 0.0)
+
+
+@pytest.mark.parametrize(("goals", "verdicts", "msg"), [([], [], "zero questions"), (["a"], [True, False], "entries")])
+def test_bad_inputs(goals, verdicts, msg):
+    with pytest.raises(ValueError, match=msg):
+        score(goals, verdicts)
