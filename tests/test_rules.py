@@ -1,0 +1,50 @@
+import pytest
+
+from gacc_hf.methods.rules import FieldsReader, FullCompressor, GoalLinesCompressor, TruncateCompressor
+from gacc_hf.protocol import CompressorInput, ReaderInput
+from gacc_hf.registry import known, resolve
+from gacc_hf.tokenizer import get_codec
+
+DOC = "Title line\nOwner team: payments\nReplica count: 12\nDeploy region: eu-west-1\nClosing remark."
+
+
+def test_full_and_truncate():
+    assert FullCompressor()(CompressorInput(DOC, "", 3)) == DOC
+    out = TruncateCompressor()(CompressorInput(DOC, "", 5))
+    assert DOC.startswith(out) and len(get_codec().encode(out)) == 5
+
+
+def test_goal_lines_keeps_matching_lines_in_source_order_within_budget():
+    out = GoalLinesCompressor()(CompressorInput(DOC, "which region and how many replica pods?", 100))
+    assert out == "Replica count: 12\nDeploy region: eu-west-1"
+    tight = GoalLinesCompressor()(CompressorInput(DOC, "replica region", 7))
+    assert tight == "Replica count: 12" and len(get_codec().encode(tight)) <= 7
+
+
+def test_goal_lines_without_goal_falls_back_to_head():
+    out = GoalLinesCompressor()(CompressorInput(DOC, "", 8))
+    assert DOC.startswith(out) and out.startswith("Title line")
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What is the replica count?", "12"),
+        ("Which deploy region is used?", "eu-west-1"),
+        ("What is the owner team?", "payments"),
+        ("What is the budget?", "unknown"),
+    ],
+)
+def test_fields_reader(question, answer):
+    assert FieldsReader()(ReaderInput(DOC, question)) == answer
+
+
+def test_registry_resolves_names_and_passes_callables():
+    assert isinstance(resolve("compressor", "goal-lines"), GoalLinesCompressor)
+    fn = lambda item: ""  # noqa: E731
+    assert resolve("reader", fn) is fn
+    assert {"exact", "contains", "f1"} <= set(known("judge"))
+    with pytest.raises(ValueError, match=r"known readers: .*fields"):
+        resolve("reader", "oracle")
+    with pytest.raises(ValueError, match="unknown role"):
+        resolve("critic", "exact")  # type: ignore[arg-type]

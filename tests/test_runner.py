@@ -1,0 +1,336 @@
+"""End-to-end protocol tests with rule methods (no model): the seed's diagnostic, caching, bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+import gacc_hf.runner as runner_module
+from gacc_hf import get_codec, run_benchmark
+from gacc_hf.data import DataValidationError
+from gacc_hf.methods.rules import content_words
+from gacc_hf.protocol import CompressorInput, ReaderInput
+from gacc_hf.runner import MethodError
+
+FILLER = [f"Note {i}: the weekly review discussed backlog item number {i} without any decision." for i in range(40)]
+
+
+def _context(fields: dict[str, str]) -> str:
+    lines = list(FILLER)
+    for k, (key, value) in enumerate(fields.items()):
+        lines.insert(5 + 12 * k, f"{key}: {value}")
+    return "\n".join(lines)
+
+
+def _group(cid, source, context, gid, goal, fields, answers):
+    qs = [{"question_id": f"{gid}/q{k}", "question": f"What is the {f}?"} for k, f in enumerate(fields)]
+    gold = [{"question_id": q["question_id"], "references": [answers[f]]} for q, f in zip(qs, fields, strict=True)]
+    return {
+        "context_id": cid,
+        "source": source,
+        "context": context,
+        "goal_id": gid,
+        "goal": goal,
+        "questions": qs,
+        "gold": gold,
+    }
+
+
+# each goal's third field is long: one budget keeps two whole fields and cuts into the third everywhere
+A = {
+    "owner": "Alice Moreau",
+    "severity": "SEV-2",
+    "region": "eu-west-1 zone b behind the shared load balancer",
+    "start": "09:14 UTC",
+    "detection": "09:31 UTC",
+    "resolution": "11:02 UTC on the following Tuesday morning",
+}
+B = {
+    "supplier": "Northwind Parts",
+    "term": "24 months",
+    "law": "the courts of England and Wales in London",
+    "price": "EUR 40,000",
+    "discount": "7 percent",
+    "deadline": "the first of March in the year 2026",
+}
+
+
+def diagnostic_rows() -> list[dict]:
+    """2 sources, 4 goals, 12 questions; each goal names its three fields."""
+    ca, cb = _context(A), _context(B)
+    return [
+        _group(
+            "ctx-a", "incident-reports", ca, "a/people", "owner severity region", ["owner", "severity", "region"], A
+        ),
+        _group(
+            "ctx-a",
+            "incident-reports",
+            ca,
+            "a/timing",
+            "start detection resolution",
+            ["start", "detection", "resolution"],
+            A,
+        ),
+        _group("ctx-b", "supplier-contracts", cb, "b/legal", "supplier term law", ["supplier", "term", "law"], B),
+        _group(
+            "ctx-b",
+            "supplier-contracts",
+            cb,
+            "b/money",
+            "price discount deadline",
+            ["price", "discount", "deadline"],
+            B,
+        ),
+    ]
+
+
+class GoalLinePicker:
+    """The seed's rule compressor: the lines that contain a goal word, in source order (no packing)."""
+
+    name = "line-picker"
+    revision = "line-picker-v1"
+
+    def __init__(self) -> None:
+        self.inputs: list[CompressorInput] = []
+
+    def __call__(self, item: CompressorInput) -> str:
+        self.inputs.append(item)
+        words = content_words(item.goal)
+        return "\n".join(ln for ln in item.context.splitlines() if words & content_words(ln.split(":")[0]))
+
+
+def cutting_ratio(rows) -> float:
+    """A ratio whose budget keeps each goal's first two field lines whole and cuts into the third."""
+    codec = get_codec()
+    picker = GoalLinePicker()
+    for milli in range(1, 400):
+        r = milli / 1000
+        ok = True
+        for row in rows:
+            n = len(codec.encode(row["context"]))
+            lines = picker(CompressorInput(row["context"], row["goal"], 0)).splitlines()
+            two = len(codec.encode("\n".join(lines[:2]) + "\n"))
+            three = len(codec.encode("\n".join(lines)))
+            ok &= two + 1 <= (n * milli) // 1000 < three
+        if ok:
+            return r
+    raise AssertionError("fixture has no cutting ratio")
+
+
+def test_seed_diagnostic_micro_two_thirds_macro_zero_and_warm_rerun(cache_dir):
+    rows = diagnostic_rows()
+    ratio = cutting_ratio(rows)
+    picker = GoalLinePicker()
+    kwargs = dict(
+        reader="fields", judge="exact", ratios=[ratio], conditions=["own"], cache_dir=cache_dir, progress=False
+    )
+    first = run_benchmark(rows, compressor=picker, **kwargs)
+    assert len(picker.inputs) == 4 and first.calls == {"compressor": 4, "reader": 12, "judge": 12}
+    (s,) = first.scores
+    assert s["n_questions"] == 12 and s["n_goals"] == 4
+    assert s["micro"] == pytest.approx(2 / 3)
+    assert s["macro"] == 0.0  # mean per-goal accuracy would be 2/3: Macro is all-correct
+    assert first.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
+    wrong = [a for a in first.answers if not a["correct"]]
+    assert sorted(a["question_id"] for a in wrong) == ["a/people/q2", "a/timing/q2", "b/legal/q2", "b/money/q2"]
+    for m in first.memories:
+        assert m["truncated"] and m["reencoded_tokens"] <= m["budget"] and m["padding_tokens"] == 0
+        assert m["unused_budget"] == m["budget"] - m["retained_tokens"] and m["compressor_called"]
+    second = run_benchmark(rows, compressor=GoalLinePicker(), **kwargs)
+    assert second.calls == {"compressor": 0, "reader": 0, "judge": 0}
+    assert second.scores == first.scores and second.answers == first.answers
+    assert second.integrity == first.integrity
+    assert all(m["cached"] for m in second.memories)
+
+
+def test_compressor_never_sees_questions_or_gold_and_reader_one_question(cache_dir):
+    rows = diagnostic_rows()
+    picker = GoalLinePicker()
+    seen: list[ReaderInput] = []
+
+    def reader(item: ReaderInput) -> str:
+        seen.append(item)
+        return "x"
+
+    result = run_benchmark(
+        rows,
+        compressor=picker,
+        reader=reader,
+        judge="exact",
+        ratios=[0.2],
+        conditions=["own", "none", "cross"],
+        cache_dir=cache_dir,
+        progress=False,
+    )
+    questions = [q["question"] for r in rows for q in r["questions"]]
+    for item in picker.inputs:
+        assert type(item) is CompressorInput
+        assert not any(q in item.goal or q in item.context for q in questions)
+    for item in seen:
+        assert type(item) is ReaderInput and item.question in questions
+        assert sum(q in item.question for q in questions) == 1
+    assert result.integrity["exposures"] == 0
+
+
+def test_memory_computed_once_across_conditions(cache_dir):
+    rows = diagnostic_rows()
+    picker = GoalLinePicker()
+    result = run_benchmark(
+        rows,
+        compressor=picker,
+        ratios=[0.1, 0.2],
+        conditions=["own", "none", "cross"],
+        cache_dir=cache_dir,
+        progress=False,
+    )
+    # own: 4 goals; none: 2 contexts (shared by their goals); cross reuses the sibling goal's own memory
+    assert result.calls["compressor"] == (4 + 2) * 2 == len(picker.inputs)
+    assert len({(i.context, i.goal, i.token_budget) for i in picker.inputs}) == len(picker.inputs)
+    assert len(result.memories) == 4 * 3 * 2
+
+
+def _rerun_calls(rows, cache_dir, compressor, ratios=(0.2,)):
+    result = run_benchmark(
+        rows, compressor=compressor, ratios=list(ratios), conditions=["own"], cache_dir=cache_dir, progress=False
+    )
+    return result.calls["compressor"]
+
+
+def test_cache_hits_only_when_nothing_changes(cache_dir, monkeypatch):
+    rows = diagnostic_rows()
+    assert _rerun_calls(rows, cache_dir, GoalLinePicker()) == 4
+    assert _rerun_calls(rows, cache_dir, GoalLinePicker()) == 0  # nothing changed: hit
+
+    bumped = GoalLinePicker()
+    bumped.revision = "line-picker-v2"
+    assert _rerun_calls(rows, cache_dir, bumped) == 4  # compressor revision
+
+    assert _rerun_calls(rows, cache_dir, GoalLinePicker(), ratios=(0.25,)) == 4  # L
+
+    edited = [dict(r) for r in rows]
+    edited[0]["goal"] = "owner severity region, please"
+    assert _rerun_calls(edited, cache_dir, GoalLinePicker()) == 1  # goal text of one group
+
+    other = dataclasses.replace(get_codec(), revision="0" * 64)
+    monkeypatch.setattr(runner_module, "get_codec", lambda: other)
+    assert _rerun_calls(rows, cache_dir, GoalLinePicker()) == 4  # tokenizer revision
+
+
+def test_zero_budget_calls_nothing_and_full_condition_is_the_source(cache_dir):
+    rows = diagnostic_rows()
+    picker = GoalLinePicker()
+    result = run_benchmark(
+        rows, compressor=picker, ratios=[0.0], conditions=["own", "full"], cache_dir=cache_dir, progress=False
+    )
+    assert picker.inputs == [] and result.calls["compressor"] == 0
+    own = [m for m in result.memories if m["condition"] == "own"]
+    assert all(m["budget"] == 0 and not m["compressor_called"] and m["reencoded_tokens"] == 0 for m in own)
+    full = {s["compressor"]: s for s in result.scores if s["condition"] == "full"}
+    assert full["full-context"]["micro"] == 1.0 and full["full-context"]["macro"] == 1.0
+
+
+def test_batch_is_used_when_offered(cache_dir):
+    class Batched(GoalLinePicker):
+        name = "batched"
+        batches = 0
+
+        def batch(self, items):
+            Batched.batches += 1
+            return [GoalLinePicker.__call__(self, i) for i in items]
+
+    comp = Batched()
+    run_benchmark(
+        diagnostic_rows(),
+        compressor=comp,
+        ratios=[0.2],
+        conditions=["own"],
+        cache_dir=cache_dir,
+        batch_size=2,
+        progress=False,
+    )
+    assert Batched.batches == 2 and len(comp.inputs) == 4
+
+
+@pytest.mark.parametrize(
+    ("mutate", "where"),
+    [
+        (lambda rows: rows[1].update(goal_id="a/people"), "row 1 (goal_id='a/people'), field 'goal_id'"),
+        (lambda rows: rows[1]["questions"][0].update(question_id="a/people/q0"), "row 1"),
+        (lambda rows: rows[2]["gold"][0].update(references=[]), "field 'gold[0].references'"),
+        (
+            lambda rows: rows[3]["gold"].append({"question_id": "zz", "references": ["x"]}),
+            "field 'gold[3].question_id'",
+        ),
+        (lambda rows: rows[0].update(context=""), "row 0 (goal_id='a/people'), field 'context'"),
+        (lambda rows: rows[1].update(context="different text"), "field 'context': differs"),
+        (lambda rows: rows[0]["questions"][1].update(question=" "), "field 'questions[1].question'"),
+    ],
+)
+def test_bad_input_names_row_and_field_before_any_call(mutate, where, cache_dir):
+    rows = diagnostic_rows()
+    mutate(rows)
+    picker = GoalLinePicker()
+    with pytest.raises(DataValidationError) as err:
+        run_benchmark(rows, compressor=picker, ratios=[0.2], cache_dir=cache_dir, progress=False)
+    assert where in str(err.value)
+    assert picker.inputs == []
+
+
+@pytest.mark.parametrize("ratio", [1.5, float("nan"), -0.2])
+def test_bad_ratio_fails_before_any_call(ratio, cache_dir):
+    picker = GoalLinePicker()
+    with pytest.raises(ValueError, match="ratio"):
+        run_benchmark(diagnostic_rows(), compressor=picker, ratios=[0.2, ratio], cache_dir=cache_dir, progress=False)
+    assert picker.inputs == []
+
+
+def test_unknown_method_lists_known_ones():
+    with pytest.raises(ValueError, match=r"known compressors: .*goal-lines"):
+        run_benchmark(diagnostic_rows(), compressor="nope", progress=False)
+
+
+class Flaky:
+    """Fails on one goal until `healed`; returns a non-string for another when `wrong_type`."""
+
+    name = "flaky"
+    revision = "flaky-v1"
+
+    def __init__(self, fail_goal: str, wrong_type: bool = False) -> None:
+        self.fail_goal, self.wrong_type, self.healed, self.calls = fail_goal, wrong_type, False, 0
+
+    def __call__(self, item: CompressorInput):
+        self.calls += 1
+        if self.fail_goal in item.goal and not self.healed:
+            if self.wrong_type:
+                return 42
+            raise RuntimeError("backend exploded")
+        return item.context[:200]
+
+
+@pytest.mark.parametrize("wrong_type", [False, True])
+def test_failure_names_the_group_and_keeps_finished_work(wrong_type, cache_dir):
+    rows = diagnostic_rows()
+    comp = Flaky("price", wrong_type)
+    with pytest.raises(MethodError, match=r"goal_id='b/money'.*(backend exploded|returned int)"):
+        run_benchmark(
+            rows, compressor=comp, ratios=[0.2], conditions=["own"], cache_dir=cache_dir, batch_size=1, progress=False
+        )
+    comp.healed, comp.calls = True, 0
+    result = run_benchmark(rows, compressor=comp, ratios=[0.2], conditions=["own"], cache_dir=cache_dir, progress=False)
+    assert comp.calls == 1  # only the failed group is recomputed
+    assert result.scores[0]["n_errors"] == 0
+
+
+def test_record_policy_keeps_going_and_retries_next_run(cache_dir):
+    rows = diagnostic_rows()
+    comp = Flaky("price")
+    kwargs = dict(ratios=[0.2], conditions=["own"], cache_dir=cache_dir, progress=False, on_error="record")
+    result = run_benchmark(rows, compressor=comp, **kwargs)
+    assert result.scores[0]["n_errors"] == 3 and len(result.errors) == 1
+    assert "b/money" in result.errors[0]["item"]
+    errored = [a for a in result.answers if a["error"]]
+    assert {a["goal_id"] for a in errored} == {"b/money"} and not any(a["correct"] for a in errored)
+    comp.healed, comp.calls = True, 0
+    again = run_benchmark(rows, compressor=comp, **kwargs)
+    assert comp.calls == 1 and again.scores[0]["n_errors"] == 0 and again.errors == []
