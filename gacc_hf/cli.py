@@ -23,7 +23,13 @@ def _ratios(text: str) -> list[float]:
 
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run the benchmark and write a results folder")
-    p.add_argument("--data", default="synthetic", help="dataset: 'sample', 'synthetic' or a path (default: synthetic)")
+    p.add_argument(
+        "--data",
+        default="synthetic",
+        help="dataset: 'sample', 'synthetic', a .jsonl/.parquet file or folder, a save_to_disk folder or a Hub "
+        "repo id (default: synthetic)",
+    )
+    p.add_argument("--split", default=None, help="split to run when the data has several")
     p.add_argument(
         "--compressors",
         type=_csv,
@@ -54,24 +60,18 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_run)
 
 
-def load_data(spec: str, seed: int = 0):  # type: ignore[no-untyped-def]
-    """The dataset named on the command line."""
-    if spec == "synthetic":
-        from gacc_hf.synthetic import synthetic
+def load_data(spec: str, seed: int = 0, split: str | None = None):  # type: ignore[no-untyped-def]
+    """The validated judge-view dataset named on the command line (see `gacc_hf.loading.load_any`)."""
+    from gacc_hf.loading import load_any
 
-        return synthetic(seed=seed, contexts=20)
-    if spec == "sample":
-        from gacc_hf.data import load_sample
-
-        return load_sample("judge")
-    raise SystemExit(f"gacc: unknown --data {spec!r}; use 'sample', 'synthetic' or a path")
+    return load_any(spec, "judge", split=split, seed=seed)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from gacc_hf.report import write_results
     from gacc_hf.runner import run_benchmark
 
-    dataset = load_data(args.data, args.seed)
+    dataset = load_data(args.data, args.seed, args.split)
     result = run_benchmark(
         dataset,
         compressor=args.compressors,
@@ -106,101 +106,85 @@ def cmd_install_metric(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_report_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="rebuild report.md and the plots of a results folder (no model is called)")
-    p.add_argument("run_dir", help="results folder written by `gacc run`")
-    p.set_defaults(func=cmd_report)
+def add_data_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("data", help="validate, build, describe and publish GACC datasets")
+    data = p.add_subparsers(dest="data_command", required=True)
+    v = data.add_parser("validate", help="list every problem of a dataset (row and field); exit 1 if any")
+    v.add_argument("path", help="'sample', a .jsonl/.parquet file or folder, a save_to_disk folder or a Hub repo id")
+    v.add_argument(
+        "--config", choices=["judge", "public"], default=None, help="view to check (default: every view the data holds)"
+    )
+    v.set_defaults(func=cmd_data_validate)
+    b = data.add_parser("build", help="write a Hub-ready folder: Parquet for both views plus a generated card")
+    b.add_argument("src", help="'sample' or a .jsonl/.parquet file or folder in the judge schema")
+    b.add_argument("out", help="output folder (its README.md and <view>/*.parquet are rewritten)")
+    b.add_argument("--pretty-name", default=None, help="card title (default: GACC-Bench)")
+    b.add_argument("--license", default=None, help="card license (default: apache-2.0)")
+    b.add_argument("--description", default=None, help="card description paragraph")
+    b.add_argument("--repo-id", default=None, help="Hub repo id shown in the card's loading example")
+    b.set_defaults(func=cmd_data_build)
+    s = data.add_parser("stats", help="contexts, goals, questions and the token-length distribution")
+    s.add_argument("path", help="any data spec that `gacc run --data` accepts")
+    s.add_argument("--config", choices=["judge", "public"], default="judge", help="view to read (default: judge)")
+    s.add_argument("--split", default=None, help="split to describe when the data has several")
+    s.set_defaults(func=cmd_data_stats)
+    u = data.add_parser("push", help="upload a folder built by `gacc data build` to a Hub dataset repo")
+    u.add_argument("path", help="folder written by `gacc data build`")
+    u.add_argument("repo_id", help="Hub dataset repo id, owner/name")
+    u.add_argument("--dry-run", action="store_true", help="print the upload plan and stop")
+    u.add_argument("--message", default="Upload GACC-Bench data", help="commit message")
+    u.set_defaults(func=cmd_data_push)
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    from gacc_hf.report import rebuild
+def cmd_data_validate(args: argparse.Namespace) -> int:
+    from gacc_hf.loading import find_spec_problems
 
-    for path in rebuild(args.run_dir):
+    problems = find_spec_problems(args.path, args.config)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} problem(s) in {args.path}")
+        return 1
+    print(f"ok: no problems in {args.path}")
+    return 0
+
+
+def cmd_data_build(args: argparse.Namespace) -> int:
+    from gacc_hf.builder import write_hub_folder
+    from gacc_hf.data import SAMPLE_PATH
+    from gacc_hf.dataset_card import SAMPLE_CARD
+    from gacc_hf.loading import data_files
+
+    sample = args.src == "sample"
+    files, _ = data_files(SAMPLE_PATH if sample else args.src, "judge")
+    given = {"pretty_name": args.pretty_name, "license": args.license, "description": args.description}
+    card = {**(SAMPLE_CARD if sample else {}), **{k: v for k, v in given.items() if v is not None}}
+    for path in write_hub_folder(files, args.out, repo_id=args.repo_id, **card):
         print(path)
     return 0
 
 
-def add_compare_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="paired difference B − A with CIs, per condition and ratio")
-    p.add_argument("run_a", help="results folder of side A")
-    p.add_argument("run_b", nargs="?", help="results folder of side B (default: RUN_A, comparing two compressors)")
-    p.add_argument("--a", help="compressor of side A (needed when its run has several)")
-    p.add_argument("--b", help="compressor of side B (needed when its run has several)")
-    p.add_argument("--bootstrap", type=int, help="bootstrap resamples for the CIs (default: side A's run setting)")
-    p.add_argument("--seed", type=int, help="bootstrap seed (default: side A's run seed)")
-    p.set_defaults(func=cmd_compare)
+def cmd_data_stats(args: argparse.Namespace) -> int:
+    from gacc_hf.data import data_stats
+    from gacc_hf.loading import load_any
 
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from gacc_hf.compare import format_table, paired_table, select
-    from gacc_hf.results import read_folder
-
-    run_a = read_folder(args.run_a)
-    run_b = read_folder(args.run_b) if args.run_b else run_a
-    if args.run_b is None and (args.a is None or args.b is None):
-        raise ValueError("comparing two compressors of one run needs both --a and --b")
-    rows_a, rows_b = select(run_a.answers, args.a, args.run_a), select(run_b.answers, args.b, args.run_b or args.run_a)
-    labels = (f"{args.run_a}:{rows_a[0]['compressor']}", f"{args.run_b or args.run_a}:{rows_b[0]['compressor']}")
-    n_boot = run_a.config.get("n_bootstrap", 1000) if args.bootstrap is None else args.bootstrap
-    seed = run_a.config.get("seed", 0) if args.seed is None else args.seed
-    print(format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels))
+    print(data_stats(load_any(args.path, args.config, split=args.split)).text())
     return 0
 
 
-def add_publish_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("publish", help="add a run's results to a model's card on the Hugging Face Hub")
-    p.add_argument("run_dir", help="results folder written by `gacc run`")
-    p.add_argument("--repo-id", required=True, help="the model repo whose card gets the results (owner/name)")
-    p.add_argument("--compressor", help="the run's compressor this model is (needed when the run has several)")
-    p.add_argument("--dataset-id", default="gacc-bench", help="Hub id of the benchmark data (default: gacc-bench)")
-    p.add_argument("--dataset-name", default="GACC-Bench", help="display name of the data (default: GACC-Bench)")
-    p.add_argument("--dataset-config", default="judge", help="dataset config evaluated (default: judge)")
-    p.add_argument("--dataset-split", default="test", help="dataset split evaluated (default: test)")
-    p.add_argument("--card", help="merge into this local card instead of the model's current card on the Hub")
-    p.add_argument("--details-repo-id", help="also push answers + memory ledger as this dataset repo, with a card")
-    p.add_argument("--eval-results-task", help="also write .eval_results/ for this task of a Hub-registered benchmark")
-    p.add_argument("--headline-ratio", type=float, help="ratio of the .eval_results headline (own-condition Micro)")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and the generated files; push nothing")
-    p.set_defaults(func=cmd_publish)
+def cmd_data_push(args: argparse.Namespace) -> int:
+    from gacc_hf.hub import commit, describe_plan, folder_operations, require_online
+    from gacc_hf.loading import check_hub_folder
 
-
-def cmd_publish(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
+    check_hub_folder(args.path)
+    operations = folder_operations(args.path)
+    print(describe_plan(args.repo_id, "dataset", operations))
+    if args.dry_run:
+        return 0
+    require_online(f"push to {args.repo_id}")
     from huggingface_hub import HfApi
 
-    from gacc_hf import hub, model_card
-    from gacc_hf.results import read_folder
-
-    if not args.dry_run:
-        hub.require_online(f"publish to {args.repo_id}")
-    run = read_folder(args.run_dir)
-    api = None if args.dry_run else HfApi()
-    if args.card:
-        existing = Path(args.card).read_text(encoding="utf-8")
-    else:
-        existing = None if api is None else model_card.fetch_card(api, args.repo_id)
-    plans = model_card.publish_plan(
-        run,
-        args.run_dir,
-        args.repo_id,
-        compressor=args.compressor,
-        dataset=model_card.DatasetRef(args.dataset_id, args.dataset_name, args.dataset_config, args.dataset_split),
-        existing_card=existing,
-        details_repo_id=args.details_repo_id,
-        eval_results_task=args.eval_results_task,
-        headline_ratio=args.headline_ratio,
-    )
-    for plan in plans:
-        print(plan.describe())
-    if api is None:
-        if not args.card:
-            print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")
-        for label, text in model_card.planned_texts(plans):
-            print(f"\n==> {label} <==\n{text}", end="" if text.endswith("\n") else "\n")
-        return 0
-    for url in model_card.publish(api, plans):
-        print(url)
+    print(commit(HfApi(), args.repo_id, "dataset", operations, args.message))
     return 0
 
 
@@ -209,9 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     add_run_parser(sub)
     add_install_metric_parser(sub)
-    add_report_parser(sub)
-    add_compare_parser(sub)
-    add_publish_parser(sub)
+    add_data_parser(sub)
     return parser
 
 

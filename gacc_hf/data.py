@@ -1,17 +1,25 @@
 """The GACC data schema (one row per (context, goal) group), its validation and its two views.
 
 Validation runs before any model call (DESIGN 1.13) and reports every problem with the row number and
-the field, so a user can fix a file in one pass. `public` rows lack the judge-only `gold` column.
+the field (and the file, for data read from files), so a user can fix a file in one pass. `public` rows
+lack the judge-only `gold` column. Rows are counted from 0, as in `dataset[i]`.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import statistics
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import datasets
+
+if TYPE_CHECKING:
+    from gacc_hf.tokenizer import Codec
 
 Config = Literal["public", "judge"]
 
@@ -34,21 +42,28 @@ JUDGE_FEATURES = datasets.Features(
     }
 )
 STRING_COLUMNS = ("context_id", "source", "context", "goal_id", "goal")
+SCHEMA_COLUMNS = tuple(JUDGE_FEATURES)
+DATA_SUFFIXES = (".jsonl", ".parquet")
 SAMPLE_PATH = Path(__file__).parent / "sample" / "sample.jsonl"
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with the input: where (row, field) and what."""
+    """One thing wrong with the input: where (file, row, field) and what."""
 
     row: int
     field: str
     message: str
     goal_id: str | None = None
+    file: str | None = None
 
     def __str__(self) -> str:
         where = f"row {self.row}" + (f" (goal_id={self.goal_id!r})" if self.goal_id else "")
-        return f"{where}, field {self.field!r}: {self.message}"
+        return f"{self.file + ': ' if self.file else ''}{where}, field {self.field!r}: {self.message}"
+
+
+class DataSourceError(ValueError):
+    """A data file or folder cannot be read at all (missing, unsupported format, not UTF-8)."""
 
 
 class DataValidationError(ValueError):
@@ -125,8 +140,23 @@ def _check_gold(i: int, row: Mapping[str, Any], gid: str | None, qids: list[str]
             problems.append(Problem(i, "gold", f"question {qid!r} has no references (no gold entry)", gid))
 
 
-def find_problems(rows: Iterable[Mapping[str, Any]], require_gold: bool = True) -> list[Problem]:
-    """Every schema problem of the rows, in row order (empty list: the data is valid)."""
+def find_problems(
+    rows: Iterable[Mapping[str, Any]],
+    require_gold: bool = True,
+    *,
+    forbid_gold: bool = False,
+    origins: Sequence[tuple[str, int]] | None = None,
+) -> list[Problem]:
+    """Every schema problem of the rows, in row order (empty list: the data is valid).
+
+    `forbid_gold` is for data that declares itself public: a `gold` column there is a leak. `origins[i]`
+    names the (file, row in that file) that row `i` was read from, so that problems of rows read from
+    several files point into the right file.
+    """
+
+    def where(i: int) -> str:
+        return f"row {i}" if origins is None else f"{origins[i][0]} row {origins[i][1]}"
+
     problems: list[Problem] = []
     goal_rows: dict[str, int] = {}
     question_rows: dict[str, int] = {}
@@ -140,6 +170,13 @@ def find_problems(rows: Iterable[Mapping[str, Any]], require_gold: bool = True) 
         missing = [c for c in required if c not in row]
         for col in missing:
             problems.append(Problem(i, col, "missing column", gid))
+        if forbid_gold and "gold" in row:
+            problems.append(Problem(i, "gold", "judge-only column in public data (a leak)", gid))
+        for col in row:
+            if col not in SCHEMA_COLUMNS:
+                problems.append(
+                    Problem(i, str(col), f"unknown column; the schema has {', '.join(SCHEMA_COLUMNS)}", gid)
+                )
         for col in STRING_COLUMNS:
             if col in row and not isinstance(row[col], str):
                 problems.append(Problem(i, col, f"must be a string, got {type(row[col]).__name__}", gid))
@@ -148,14 +185,14 @@ def find_problems(rows: Iterable[Mapping[str, Any]], require_gold: bool = True) 
                 problems.append(Problem(i, col, "must not be empty", gid))
         if gid:
             if gid in goal_rows:
-                problems.append(Problem(i, "goal_id", f"duplicate goal_id, first seen in row {goal_rows[gid]}", gid))
+                problems.append(Problem(i, "goal_id", f"duplicate goal_id, first seen in {where(goal_rows[gid])}", gid))
             goal_rows.setdefault(gid, i)
         cid, ctx = row.get("context_id"), row.get("context")
         if isinstance(cid, str) and isinstance(ctx, str):
             first = contexts.setdefault(cid, (i, ctx))
             if first[1] != ctx:
                 problems.append(
-                    Problem(i, "context", f"differs from the text of context_id {cid!r} in row {first[0]}", gid)
+                    Problem(i, "context", f"differs from the text of context_id {cid!r} in {where(first[0])}", gid)
                 )
         qids = _check_questions(i, row, gid, problems) if "questions" in row else []
         for qid in qids:
@@ -164,13 +201,15 @@ def find_problems(rows: Iterable[Mapping[str, Any]], require_gold: bool = True) 
                     Problem(
                         i,
                         "questions",
-                        f"duplicate question_id {qid!r}, first seen in row {question_rows[qid]}",
+                        f"duplicate question_id {qid!r}, first seen in {where(question_rows[qid])}",
                         gid,
                     )
                 )
             question_rows.setdefault(qid, i)
         if require_gold and "gold" in row:
             _check_gold(i, row, gid, qids, problems)
+    if origins is not None:
+        problems = [replace(p, file=origins[p.row][0], row=origins[p.row][1]) for p in problems]
     return problems
 
 
@@ -217,8 +256,168 @@ def load_sample(config: Config = "judge") -> datasets.Dataset:
     """The bundled sample benchmark (written for this project), as a `datasets.Dataset`."""
     if config not in ("public", "judge"):
         raise ValueError(f"config must be 'public' or 'judge', got {config!r}")
-    import json
+    return from_rows(read_rows(SAMPLE_PATH), config)
 
-    with SAMPLE_PATH.open(encoding="utf-8") as fh:
-        rows = [json.loads(line) for line in fh if line.strip()]
-    return from_rows(rows, config)
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of one `.jsonl` or `.parquet` file, not yet validated.
+
+    Raises DataSourceError when the file cannot be read at all, and DataValidationError listing every
+    line of a JSONL file that is not valid JSON.
+    """
+    path = Path(path)
+    if path.suffix not in DATA_SUFFIXES:
+        raise DataSourceError(f"{path}: unsupported file type {path.suffix!r}; use {' or '.join(DATA_SUFFIXES)}")
+    if not path.is_file():
+        raise DataSourceError(f"{path}: no such file")
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_table(path).to_pylist()
+        except (OSError, pa.ArrowException) as exc:
+            raise DataSourceError(f"{path}: not a readable Parquet file: {exc}") from exc
+    rows: list[dict[str, Any]] = []
+    bad: list[Problem] = []
+    try:
+        with path.open(encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    row = len(rows) + len(bad)
+                    bad.append(Problem(row, "*", f"line {n} is not valid JSON: {exc.msg} (column {exc.colno})"))
+    except UnicodeDecodeError as exc:
+        raise DataSourceError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    if bad:
+        raise DataValidationError([replace(p, file=str(path)) for p in bad])
+    return rows
+
+
+def find_file_problems(
+    files: Iterable[str | Path], require_gold: bool = True, *, forbid_gold: bool = False
+) -> list[Problem]:
+    """Every problem of several files taken together as one dataset, each located by file and row.
+
+    IDs must be unique over all the files (all splits of a dataset), as over one file.
+    """
+    problems: list[Problem] = []
+    rows: list[dict[str, Any]] = []
+    origins: list[tuple[str, int]] = []
+    for path in files:
+        try:
+            file_rows = read_rows(path)
+        except DataValidationError as exc:
+            problems.extend(exc.problems)
+            continue
+        if not file_rows:
+            problems.append(Problem(0, "*", "the file has no rows", file=str(path)))
+        rows.extend(file_rows)
+        origins.extend((str(path), i) for i in range(len(file_rows)))
+    return problems + find_problems(rows, require_gold, forbid_gold=forbid_gold, origins=origins)
+
+
+def _quartiles(values: Sequence[int]) -> tuple[float, float, float]:
+    if len(values) == 1:
+        return (values[0],) * 3  # type: ignore[return-value]
+    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q2, q3
+
+
+def _bin_width(low: int, high: int, max_bins: int = 10) -> int:
+    """The smallest width of the 1-2-5 series that covers [low, high] in at most `max_bins` bins."""
+    exponent = 0
+    while True:
+        for step in (1, 2, 5):
+            width = step * 10**exponent
+            if (high // width - low // width) + 1 <= max_bins:
+                return width
+        exponent += 1
+
+
+@dataclass(frozen=True)
+class DataStats:
+    """Counts and cl100k_base token lengths of a dataset: what `gacc data stats` prints and the card shows.
+
+    Token lengths are per distinct context, per question, and per canonical answer (the first reference;
+    empty for data without gold).
+    """
+
+    contexts: int
+    goals: int
+    questions: int
+    sources: dict[str, int]
+    goals_per_context: tuple[int, int]
+    questions_per_goal: tuple[int, int]
+    context_tokens: tuple[int, ...]
+    question_tokens: tuple[int, ...]
+    answer_tokens: tuple[int, ...]
+
+    def histogram(self) -> list[tuple[int, int, int]]:
+        """Context token lengths in equal bins: (low, high exclusive, count), no empty edge bins."""
+        lo, hi = min(self.context_tokens), max(self.context_tokens)
+        width = _bin_width(lo, hi)
+        counts = Counter(n // width for n in self.context_tokens)
+        return [(b * width, (b + 1) * width, counts[b]) for b in range(lo // width, hi // width + 1)]
+
+    def text(self) -> str:
+        """A plain-text report."""
+        sources = ", ".join(f"{name} {n}" for name, n in sorted(self.sources.items()))
+        lines = [
+            f"contexts:  {self.contexts} from {len(self.sources)} sources ({sources})",
+            f"goals:     {self.goals} ({_span(self.goals_per_context)} per context)",
+            f"questions: {self.questions} ({_span(self.questions_per_goal)} per goal)",
+            "",
+            "context tokens (cl100k_base), one per context:",
+            "  " + _summary(self.context_tokens),
+        ]
+        bar_scale = max(c for _, _, c in self.histogram())
+        for low, high, count in self.histogram():
+            bar = "#" * math.ceil(30 * count / bar_scale) if count else ""
+            lines.append(f"  {low:>6}-{high - 1:<6} {count:>4} {bar}".rstrip())
+        lines += ["", "question tokens: " + _summary(self.question_tokens)]
+        if self.answer_tokens:
+            lines.append("answer tokens (first reference): " + _summary(self.answer_tokens))
+        return "\n".join(lines)
+
+
+def _span(bounds: tuple[int, int]) -> str:
+    return str(bounds[0]) if bounds[0] == bounds[1] else f"{bounds[0]}-{bounds[1]}"
+
+
+def _summary(values: Sequence[int]) -> str:
+    q1, q2, q3 = _quartiles(values)
+    return (
+        f"min {min(values)}, p25 {q1:g}, median {q2:g}, p75 {q3:g}, max {max(values)}, "
+        f"mean {statistics.fmean(values):.1f}, total {sum(values)}"
+    )
+
+
+def data_stats(dataset: Any, codec: Codec | None = None) -> DataStats:
+    """Stats of valid rows (judge or public config); token lengths with the project's verified codec."""
+    if codec is None:
+        from gacc_hf.tokenizer import get_codec
+
+        codec = get_codec()
+    rows = as_rows(dataset)
+    if not rows:
+        raise DataValidationError([Problem(0, "*", "the dataset has no rows")])
+    contexts = {r["context_id"]: (r["source"], r["context"]) for r in rows}
+    goals = Counter(r["context_id"] for r in rows)
+    per_goal = [len(r["questions"]) for r in rows]
+    questions = [q["question"] for r in rows for q in r["questions"]]
+    answers = [g["references"][0] for r in rows for g in r.get("gold") or [] if g["references"]]
+    return DataStats(
+        contexts=len(contexts),
+        goals=len(rows),
+        questions=len(questions),
+        sources=dict(Counter(source for source, _ in contexts.values())),
+        goals_per_context=(min(goals.values()), max(goals.values())),
+        questions_per_goal=(min(per_goal), max(per_goal)),
+        context_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch([c for _, c in contexts.values()]))),
+        question_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch(questions))),
+        answer_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch(answers))),
+    )

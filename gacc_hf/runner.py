@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
@@ -26,6 +27,7 @@ from gacc_hf.cache import Cache, make_key, text_hash
 from gacc_hf.conditions import DEFAULT_CONDITIONS, GoalAssigner, check_conditions
 from gacc_hf.data import Group, validate
 from gacc_hf.integrity import count_exposures, independent_budget
+from gacc_hf.loading import load_any
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput, call_many, method_name, revision_of
 from gacc_hf.registry import resolve
 from gacc_hf.scoring import score
@@ -200,6 +202,8 @@ def run_benchmark(
     `compressor` may be one method or a list; each method is a callable or a registered name.
     Validation of the data, ratios, conditions and method names happens before any model call.
     """
+    if isinstance(dataset, str | os.PathLike):  # a data spec: sample, file, folder, saved dataset, Hub id
+        dataset = load_any(dataset)
     groups = validate(dataset)
     exact = [exact_ratio(r) for r in ratios]
     if not exact:

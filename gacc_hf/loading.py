@@ -1,0 +1,242 @@
+"""One entry point for user data: `load_any(spec)` turns whatever names a dataset into validated rows.
+
+A spec is one of:
+
+- `"sample"`: the bundled sample benchmark; `"synthetic"`: the deterministic generator (20 contexts);
+- a `.jsonl` or `.parquet` file in the schema, or a folder of them. A folder whose README.md card has
+  `configs:` (what `gacc data build` writes) uses the files of the asked config; otherwise the split
+  naming conventions of `datasets` apply (`train.jsonl`, `data/test-*.parquet`, ...), and files without
+  a split in their name form the `test` split;
+- a folder written by `Dataset.save_to_disk` / `DatasetDict.save_to_disk`;
+- a Hub repo id `owner/name` (online only: with HF_HUB_OFFLINE set it fails at once, saying so).
+
+Files go through the `GaccBench` builder, whose cache is keyed on the files' content, so an edited file
+is never served stale. Every source is validated before anything is built or cached.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import datasets
+from datasets.data_files import DEFAULT_PATTERNS_ALL, DataFilesDict, get_data_patterns, sanitize_patterns
+
+from gacc_hf.builder import build
+from gacc_hf.data import (
+    DATA_SUFFIXES,
+    SAMPLE_PATH,
+    Config,
+    DataSourceError,
+    DataValidationError,
+    Problem,
+    find_file_problems,
+    find_problems,
+    load_sample,
+    public_view,
+)
+from gacc_hf.dataset_card import CONFIGS
+from gacc_hf.hub import require_online
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+SYNTHETIC_CONTEXTS = 20
+DEFAULT_SPLIT = "test"
+Files = dict[str, list[Path]]
+
+
+def _check_config(config: str) -> None:
+    if config not in CONFIGS:
+        raise ValueError(f"config must be 'public' or 'judge', got {config!r}")
+
+
+def _shown(path: str | Path) -> Path:
+    """A path relative to the working directory when it lies below it (shorter error messages)."""
+    path = Path(path)
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def is_saved_dataset(folder: str | Path) -> bool:
+    """Whether `folder` was written by `save_to_disk` (a Dataset or a DatasetDict)."""
+    folder = Path(folder)
+    return (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file()
+
+
+def card_configs(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """The `configs:` of the folder's README.md card, by config name (empty without a card or configs)."""
+    readme = Path(folder) / "README.md"
+    if not readme.is_file():
+        return {}
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard
+
+    try:
+        return dict(MetadataConfigs.from_dataset_card_data(DatasetCard.load(readme).data))
+    except ValueError as exc:
+        raise DataSourceError(f"{readme}: malformed dataset card header: {exc}") from exc
+
+
+def data_files(path: str | Path, config: Config = "judge") -> tuple[Files, Config]:
+    """The files of a local file or folder in the schema, by split, and the view they hold.
+
+    The view is "judge" for files with gold (the public view is derived from them by dropping it) and
+    "public" for the public files of a built folder, which cannot give the judge view.
+    """
+    _check_config(config)
+    path = Path(path)
+    if path.is_file():
+        return {DEFAULT_SPLIT: [_shown(path)]}, "judge"
+    if not path.is_dir():
+        raise DataSourceError(f"{path}: no such file or folder")
+    configs = card_configs(path)
+    held: Config = "judge"
+    if configs:
+        name = config if config in configs else next(iter(configs)) if len(configs) == 1 else None
+        if name is None:
+            raise DataSourceError(f"{path}/README.md defines the configs {sorted(configs)}, not {config!r}")
+        if name == "public" and config == "judge":
+            raise DataSourceError(f"{path} holds only the public view; the judge view (with gold) is needed")
+        held = "public" if name == "public" else "judge"
+        patterns = sanitize_patterns(configs[name].get("data_files", "**"))
+    else:
+        try:
+            patterns = get_data_patterns(str(path))
+        except FileNotFoundError as exc:
+            raise DataSourceError(f"{path}: no data files ({' or '.join(DATA_SUFFIXES)})") from exc
+        if patterns == DEFAULT_PATTERNS_ALL:  # no split in any file name: a benchmark's data is its test split
+            patterns = {DEFAULT_SPLIT: DEFAULT_PATTERNS_ALL[datasets.Split.TRAIN]}
+    try:
+        resolved = DataFilesDict.from_patterns(patterns, base_path=str(path), allowed_extensions=list(DATA_SUFFIXES))
+    except FileNotFoundError as exc:
+        raise DataSourceError(f"{path}: no {' or '.join(DATA_SUFFIXES)} files for the {config} view ({exc})") from exc
+    return {str(split): [_shown(p) for p in files] for split, files in resolved.items()}, held
+
+
+def _pick(dataset: datasets.DatasetDict, split: str | None, where: str) -> datasets.Dataset:
+    if split is not None:
+        if split not in dataset:
+            raise DataSourceError(f"{where} has no split {split!r}; its splits are {sorted(dataset)}")
+        return dataset[split]
+    if len(dataset) == 1:
+        return next(iter(dataset.values()))
+    raise DataSourceError(f"{where} has the splits {sorted(dataset)}; choose one (split=..., --split)")
+
+
+def _row_problems(dataset: datasets.DatasetDict, config: Config, held: Config, where: str) -> list[Problem]:
+    """Problems of all splits of an in-memory dataset taken together (IDs unique over the dataset)."""
+    rows: list[Any] = []
+    origins: list[tuple[str, int]] = []
+    for split, ds in dataset.items():
+        rows.extend(ds.to_list())
+        origins.extend((f"{where} [{split}]", i) for i in range(len(ds)))
+    if not rows:
+        return [Problem(0, "*", "the dataset has no rows", file=where)]
+    return find_problems(rows, config == "judge", forbid_gold=held == "public", origins=origins)
+
+
+def _as_dict(loaded: datasets.Dataset | datasets.DatasetDict) -> datasets.DatasetDict:
+    return loaded if isinstance(loaded, datasets.DatasetDict) else datasets.DatasetDict({DEFAULT_SPLIT: loaded})
+
+
+def _load_in_memory(name: str, config: Config, seed: int, cache_dir: str | Path | None) -> datasets.DatasetDict:
+    """Sources that are not files in the schema: synthetic, a save_to_disk folder, a Hub repo."""
+    if name == "synthetic":
+        from gacc_hf.synthetic import synthetic
+
+        return datasets.DatasetDict({DEFAULT_SPLIT: synthetic(seed=seed, contexts=SYNTHETIC_CONTEXTS)})
+    if Path(name).is_dir():
+        return _as_dict(datasets.load_from_disk(name))
+    require_online(f"load the Hub dataset {name!r}")
+    try:
+        return _as_dict(datasets.load_dataset(name, config, cache_dir=None if cache_dir is None else str(cache_dir)))
+    except (OSError, ValueError) as exc:
+        raise DataSourceError(f"cannot load {name!r} from the Hub: {exc}") from exc
+
+
+def _kind(name: str) -> str:
+    """'sample', 'synthetic', 'files', 'saved' or 'hub'; DataSourceError when the spec names nothing."""
+    if name in ("sample", "synthetic"):
+        return name
+    path = Path(name)
+    if path.exists():
+        return "saved" if path.is_dir() and is_saved_dataset(path) else "files"
+    if HUB_ID.match(name) and path.suffix not in DATA_SUFFIXES:
+        return "hub"
+    raise DataSourceError(
+        f"no such file or folder: {name!r} (a spec is 'sample', 'synthetic', a .jsonl/.parquet file or folder, "
+        "a save_to_disk folder or a Hub repo id owner/name)"
+    )
+
+
+def load_any(
+    spec: str | os.PathLike[str],
+    config: Config = "judge",
+    *,
+    split: str | None = None,
+    seed: int = 0,
+    cache_dir: str | Path | None = None,
+) -> datasets.Dataset:
+    """The validated dataset a spec names, in the asked view (see the module doc for the specs).
+
+    `split` chooses among several splits (needed only when there are several). `seed` drives
+    "synthetic". `cache_dir` is the `datasets` cache (default: HF_DATASETS_CACHE). Invalid data raises
+    DataValidationError naming every file, row and field at fault, before anything is written.
+    """
+    _check_config(config)
+    name = os.fspath(spec)
+    kind = _kind(name)
+    if kind == "sample":
+        return _pick(datasets.DatasetDict({DEFAULT_SPLIT: load_sample(config)}), split, "the sample")
+    if kind == "files":
+        files, _held = data_files(name, config)
+        return _pick(build(files, config, cache_dir=cache_dir), split, name)
+    loaded = _load_in_memory(name, config, seed, cache_dir)
+    problems = _row_problems(loaded, config, "judge", name)  # a public view drops gold, so gold is no leak here
+    if problems:
+        raise DataValidationError(problems)
+    chosen = _pick(loaded, split, name)
+    return public_view(chosen) if config == "public" else chosen
+
+
+def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = None, *, seed: int = 0) -> list[Problem]:
+    """Every problem of the data a spec names, without raising for bad rows (what `gacc data validate` lists).
+
+    With `config=None` every view the data holds is checked: the judge view, and also the public files
+    of a folder built by `gacc data build` (which must not carry gold).
+    """
+    name = os.fspath(spec)
+    kind = _kind(name)
+    if config is not None:
+        _check_config(config)
+    views: tuple[Config, ...] = (config,) if config else ("judge",)
+    if config is None and kind == "files" and {"public", "judge"} <= set(card_configs(name)):
+        views = ("judge", "public")
+    problems: list[Problem] = []
+    for view in views:
+        if kind in ("sample", "files"):
+            files, held = data_files(SAMPLE_PATH if kind == "sample" else name, view)
+            flat = [p for paths in files.values() for p in paths]
+            problems += find_file_problems(flat, view == "judge", forbid_gold=held == "public")
+        else:
+            problems += _row_problems(_load_in_memory(name, view, seed, None), view, view, name)
+    return problems
+
+
+def check_hub_folder(folder: str | Path) -> Mapping[str, Files]:
+    """The files of a folder ready to push (a card with both configs, valid data); raises otherwise."""
+    folder = Path(folder)
+    configs = card_configs(folder)
+    if not {"public", "judge"} <= set(configs):
+        raise DataSourceError(
+            f"{folder} is not a built GACC folder (its README.md card lacks the public and judge configs); "
+            "run `gacc data build SRC OUT` first"
+        )
+    problems = find_spec_problems(folder)
+    if problems:
+        raise DataValidationError(problems)
+    return {view: data_files(folder, view)[0] for view in CONFIGS}
