@@ -106,6 +106,104 @@ def cmd_install_metric(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_report_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="rebuild report.md and the plots of a results folder (no model is called)")
+    p.add_argument("run_dir", help="results folder written by `gacc run`")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from gacc_hf.report import rebuild
+
+    for path in rebuild(args.run_dir):
+        print(path)
+    return 0
+
+
+def add_compare_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", help="paired difference B − A with CIs, per condition and ratio")
+    p.add_argument("run_a", help="results folder of side A")
+    p.add_argument("run_b", nargs="?", help="results folder of side B (default: RUN_A, comparing two compressors)")
+    p.add_argument("--a", help="compressor of side A (needed when its run has several)")
+    p.add_argument("--b", help="compressor of side B (needed when its run has several)")
+    p.add_argument("--bootstrap", type=int, help="bootstrap resamples for the CIs (default: side A's run setting)")
+    p.add_argument("--seed", type=int, help="bootstrap seed (default: side A's run seed)")
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from gacc_hf.compare import format_table, paired_table, select
+    from gacc_hf.results import read_folder
+
+    run_a = read_folder(args.run_a)
+    run_b = read_folder(args.run_b) if args.run_b else run_a
+    if args.run_b is None and (args.a is None or args.b is None):
+        raise ValueError("comparing two compressors of one run needs both --a and --b")
+    rows_a, rows_b = select(run_a.answers, args.a, args.run_a), select(run_b.answers, args.b, args.run_b or args.run_a)
+    labels = (f"{args.run_a}:{rows_a[0]['compressor']}", f"{args.run_b or args.run_a}:{rows_b[0]['compressor']}")
+    n_boot = run_a.config.get("n_bootstrap", 1000) if args.bootstrap is None else args.bootstrap
+    seed = run_a.config.get("seed", 0) if args.seed is None else args.seed
+    print(format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels))
+    return 0
+
+
+def add_publish_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("publish", help="add a run's results to a model's card on the Hugging Face Hub")
+    p.add_argument("run_dir", help="results folder written by `gacc run`")
+    p.add_argument("--repo-id", required=True, help="the model repo whose card gets the results (owner/name)")
+    p.add_argument("--compressor", help="the run's compressor this model is (needed when the run has several)")
+    p.add_argument("--dataset-id", default="gacc-bench", help="Hub id of the benchmark data (default: gacc-bench)")
+    p.add_argument("--dataset-name", default="GACC-Bench", help="display name of the data (default: GACC-Bench)")
+    p.add_argument("--dataset-config", default="judge", help="dataset config evaluated (default: judge)")
+    p.add_argument("--dataset-split", default="test", help="dataset split evaluated (default: test)")
+    p.add_argument("--card", help="merge into this local card instead of the model's current card on the Hub")
+    p.add_argument("--details-repo-id", help="also push answers + memory ledger as this dataset repo, with a card")
+    p.add_argument("--eval-results-task", help="also write .eval_results/ for this task of a Hub-registered benchmark")
+    p.add_argument("--headline-ratio", type=float, help="ratio of the .eval_results headline (own-condition Micro)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and the generated files; push nothing")
+    p.set_defaults(func=cmd_publish)
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from huggingface_hub import HfApi
+
+    from gacc_hf import hub, model_card
+    from gacc_hf.results import read_folder
+
+    if not args.dry_run:
+        hub.require_online(f"publish to {args.repo_id}")
+    run = read_folder(args.run_dir)
+    api = None if args.dry_run else HfApi()
+    if args.card:
+        existing = Path(args.card).read_text(encoding="utf-8")
+    else:
+        existing = None if api is None else model_card.fetch_card(api, args.repo_id)
+    plans = model_card.publish_plan(
+        run,
+        args.run_dir,
+        args.repo_id,
+        compressor=args.compressor,
+        dataset=model_card.DatasetRef(args.dataset_id, args.dataset_name, args.dataset_config, args.dataset_split),
+        existing_card=existing,
+        details_repo_id=args.details_repo_id,
+        eval_results_task=args.eval_results_task,
+        headline_ratio=args.headline_ratio,
+    )
+    for plan in plans:
+        print(plan.describe())
+    if api is None:
+        if not args.card:
+            print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")
+        for label, text in model_card.planned_texts(plans):
+            print(f"\n==> {label} <==\n{text}", end="" if text.endswith("\n") else "\n")
+        return 0
+    for url in model_card.publish(api, plans):
+        print(url)
+    return 0
+
+
 def add_data_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="validate, build, describe and publish GACC datasets")
     data = p.add_subparsers(dest="data_command", required=True)
@@ -194,6 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_parser(sub)
     add_install_metric_parser(sub)
     add_data_parser(sub)
+    add_report_parser(sub)
+    add_compare_parser(sub)
+    add_publish_parser(sub)
     return parser
 
 
