@@ -7,7 +7,7 @@ saved with fixed dpi and no "Software" metadata, so the same results produce byt
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ GAP_TITLES = {
     "own-none": "own − none: gain from seeing the goal",
     "own-cross": "own − cross: gain from the right goal",
 }
+METRICS = ("micro", "macro")
 RATIO_LABEL = "retention ratio r = L / N (budget / source tokens)"
 _RC = {"font.size": 9, "axes.titlesize": 10, "figure.titlesize": 12, "legend.fontsize": 9}
 
@@ -113,89 +114,108 @@ def _layout(n_cols: int, n_legend: int) -> tuple[Figure, list[list[Axes]], float
     return fig, [list(row) for row in axes], bottom
 
 
-def plot_scores(scores: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
-    """Micro (top) and Macro (bottom) against the ratio: one panel per condition, one line per compressor.
+def _grid(
+    rows: Sequence[Mapping[str, Any]],
+    column: str,
+    titles: Mapping[str, str],
+    keys: Callable[[str], tuple[str, str, str]],
+    ylabel: Callable[[str], str],
+    title: str,
+    decorate: Callable[[Axes, str], None],
+    extra_legend: int = 0,
+) -> Figure:
+    """Micro (top row) and Macro (bottom row) against the ratio, one panel per value of `column`.
 
-    The uncompressed `full` condition, when present, is drawn as a dashed reference line in every panel.
+    `keys(metric)` names the value, CI-low and CI-high fields drawn; `decorate(ax, metric)` adds reference lines
+    (below the data, after it in the legend).
     """
-    rows = [s for s in scores if s["condition"] != "full"]
-    full = [s for s in scores if s["condition"] == "full"]
-    conditions = list(dict.fromkeys(s["condition"] for s in rows))
-    names = list(dict.fromkeys(s["compressor"] for s in rows))
-    ratios = sorted({float(s["ratio"]) for s in rows})
-    if not conditions:
-        raise ValueError("no compressed conditions to plot (only 'full' scores)")
+    columns = list(dict.fromkeys(r[column] for r in rows))
+    names = list(dict.fromkeys(r["compressor"] for r in rows))
+    ratios = sorted({float(r["ratio"]) for r in rows})
     styles = _styles(names)
     with matplotlib.rc_context(_RC):
-        fig, axes, bottom = _layout(len(conditions), len(names) + bool(full))
-        for i, metric in enumerate(("micro", "macro")):
-            for j, cond in enumerate(conditions):
+        fig, axes, bottom = _layout(len(columns), len(names) + extra_legend)
+        for i, metric in enumerate(METRICS):
+            value, low, high = keys(metric)
+            for j, col in enumerate(columns):
                 ax = axes[i][j]
                 for name in names:
-                    cell = sorted(
-                        (s for s in rows if s["compressor"] == name and s["condition"] == cond),
-                        key=lambda s: s["ratio"],
-                    )
+                    cell = sorted((r for r in rows if r["compressor"] == name and r[column] == col), key=_ratio)
                     _series(
                         ax,
-                        [s["ratio"] for s in cell],
-                        [s[metric] for s in cell],
-                        [s[f"{metric}_ci_low"] for s in cell],
-                        [s[f"{metric}_ci_high"] for s in cell],
+                        [r["ratio"] for r in cell],
+                        [r[value] for r in cell],
+                        [r[low] for r in cell],
+                        [r[high] for r in cell],
                         styles[name],
                         name,
                     )
-                if full:
-                    ax.axhline(100 * full[0][metric], color="0.35", ls="--", lw=1.2, label="full context (r = 1)")
-                ax.set_ylim(-3, 103)
+                decorate(ax, metric)
                 _ratio_axis(ax, ratios)
                 if i == 0:
-                    ax.set_title(CONDITION_TITLES.get(cond, cond))
+                    ax.set_title(titles.get(col, col))
                 else:
                     ax.set_xlabel(RATIO_LABEL)
                 if j == 0:
-                    ax.set_ylabel(METRIC_LABELS[metric])
-        fig.suptitle(title or "GACC-Bench scores by retention ratio (bands: 95% goal-bootstrap CI)")
+                    ax.set_ylabel(ylabel(metric))
+        fig.suptitle(title)
         _legend(fig, [ax for row in axes for ax in row])
-        fig.subplots_adjust(left=0.08, right=0.98, top=0.9, bottom=bottom, hspace=0.18, wspace=0.06)
-        return _save(fig, Path(path))
+        fig.subplots_adjust(left=0.09, right=0.98, top=0.9, bottom=bottom, hspace=0.18, wspace=0.06)
+    return fig
+
+
+def _ratio(row: Mapping[str, Any]) -> float:
+    return float(row["ratio"])
+
+
+def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figure:
+    """Micro and Macro against the ratio: one panel per condition, one line per compressor.
+
+    The uncompressed `full` condition, when present, is a dashed reference line in every panel.
+    """
+    rows = [s for s in scores if s["condition"] != "full"]
+    full = next((s for s in scores if s["condition"] == "full"), None)
+    if not rows:
+        raise ValueError("no compressed conditions to plot (only 'full' scores)")
+
+    def decorate(ax: Axes, metric: str) -> None:
+        ax.set_ylim(-3, 103)
+        if full is not None:
+            ax.axhline(100 * full[metric], color="0.35", ls="--", lw=1.2, zorder=1, label="full context (r = 1)")
+
+    return _grid(
+        rows,
+        "condition",
+        CONDITION_TITLES,
+        lambda m: (m, f"{m}_ci_low", f"{m}_ci_high"),
+        METRIC_LABELS.__getitem__,
+        title or "GACC-Bench scores by retention ratio, with 95% goal-bootstrap CIs",
+        decorate,
+        extra_legend=full is not None,
+    )
+
+
+def gaps_figure(gaps: Sequence[Mapping[str, Any]], title: str = "") -> Figure:
+    """own − none and own − cross differences (percentage points, paired CI bands) per compressor."""
+    rows = sorted((g for g in gaps if g["gap"] in GAP_TITLES), key=lambda g: list(GAP_TITLES).index(g["gap"]))
+    if not rows:
+        raise ValueError("no own−none or own−cross gaps to plot (the run needs 'own' and 'none' or 'cross')")
+    return _grid(
+        rows,
+        "gap",
+        GAP_TITLES,
+        lambda m: (f"{m}_diff", f"{m}_diff_ci_low", f"{m}_diff_ci_high"),
+        lambda m: f"Δ {m.capitalize()} (percentage points)",
+        title or "Goal gaps by retention ratio, with 95% paired goal-bootstrap CIs",
+        lambda ax, _metric: ax.axhline(0, color="0.3", lw=0.8, zorder=1),
+    )
+
+
+def plot_scores(scores: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
+    """Write `scores_figure` as a PNG."""
+    return _save(scores_figure(scores, title), Path(path))
 
 
 def plot_gaps(gaps: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
-    """own−none and own−cross differences (percentage points, paired CI bands) per compressor."""
-    kinds = [k for k in GAP_TITLES if any(g["gap"] == k for g in gaps)]
-    if not kinds:
-        raise ValueError("no own−none or own−cross gaps to plot (the run needs 'own' and 'none' or 'cross')")
-    names = list(dict.fromkeys(g["compressor"] for g in gaps))
-    ratios = sorted({float(g["ratio"]) for g in gaps})
-    styles = _styles(names)
-    with matplotlib.rc_context(_RC):
-        fig, axes, bottom = _layout(len(kinds), len(names))
-        for i, metric in enumerate(("micro", "macro")):
-            for j, kind in enumerate(kinds):
-                ax = axes[i][j]
-                ax.axhline(0, color="0.3", lw=0.8)
-                for name in names:
-                    cell = sorted(
-                        (g for g in gaps if g["compressor"] == name and g["gap"] == kind), key=lambda g: g["ratio"]
-                    )
-                    _series(
-                        ax,
-                        [g["ratio"] for g in cell],
-                        [g[f"{metric}_diff"] for g in cell],
-                        [g[f"{metric}_diff_ci_low"] for g in cell],
-                        [g[f"{metric}_diff_ci_high"] for g in cell],
-                        styles[name],
-                        name,
-                    )
-                _ratio_axis(ax, ratios)
-                if i == 0:
-                    ax.set_title(GAP_TITLES[kind])
-                else:
-                    ax.set_xlabel(RATIO_LABEL)
-                if j == 0:
-                    ax.set_ylabel(f"Δ {metric.capitalize()} (percentage points)")
-        fig.suptitle(title or "Goal gaps by retention ratio (bands: 95% paired goal-bootstrap CI)")
-        _legend(fig, [ax for row in axes for ax in row])
-        fig.subplots_adjust(left=0.1, right=0.98, top=0.9, bottom=bottom, hspace=0.18, wspace=0.06)
-        return _save(fig, Path(path))
+    """Write `gaps_figure` as a PNG."""
+    return _save(gaps_figure(gaps, title), Path(path))

@@ -1,0 +1,85 @@
+"""Plots: deterministic PNG bytes, one panel per condition/gap, labelled axes, a legend clear of the data."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
+from results_helpers import real_run
+
+from gacc_hf.compare import condition_gaps
+from gacc_hf.plots import DPI, gaps_figure, plot_gaps, plot_scores, scores_figure
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module")
+def result(tmp_path_factory):
+    root = tmp_path_factory.mktemp("plots")
+    return real_run(root / "run", root / "cache", conditions=("own", "none", "cross", "full"))
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == PNG_MAGIC
+    return struct.unpack(">II", data[16:24])  # IHDR width, height
+
+
+def test_png_bytes_are_identical_across_two_builds(result, tmp_path):
+    a = plot_scores(result.scores, tmp_path / "a.png").read_bytes()
+    b = plot_scores(result.scores, tmp_path / "b.png").read_bytes()
+    assert a == b
+    assert b"matplotlib" not in a.lower()  # no "Software: matplotlib x.y" text chunk
+    gaps = condition_gaps(result.answers, n_boot=200)
+    assert plot_gaps(gaps, tmp_path / "c.png").read_bytes() == plot_gaps(gaps, tmp_path / "d.png").read_bytes()
+
+
+def test_the_figure_size_follows_the_panel_count(result, tmp_path):
+    width3, _ = _png_size(plot_scores(result.scores, tmp_path / "three.png").read_bytes())
+    own_only = [s for s in result.scores if s["condition"] in ("own", "full")]
+    width1, _ = _png_size(plot_scores(own_only, tmp_path / "one.png").read_bytes())
+    assert width3 == pytest.approx(3 * 4.2 * DPI, abs=2)  # three condition panels, 4.2 inches each
+    assert width1 == pytest.approx(6.5 * DPI, abs=2)  # a single panel keeps a readable minimum width
+
+
+def _check_readable(fig, n_cols, n_labels):
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    axes = fig.axes
+    assert len(axes) == 2 * n_cols
+    assert all(ax.get_title() for ax in axes[:n_cols])
+    assert all("ratio" in ax.get_xlabel() for ax in axes[n_cols:])
+    assert "%" in axes[0].get_ylabel() or "percentage points" in axes[0].get_ylabel()
+    (legend,) = fig.legends
+    assert len(legend.get_texts()) == n_labels
+    box = legend.get_window_extent(renderer)
+    for ax in axes:
+        assert not box.overlaps(ax.get_window_extent(renderer)), "the legend covers a panel"
+
+
+def test_scores_figure_is_labelled_and_its_legend_covers_no_panel(result):
+    fig = scores_figure(result.scores)
+    _check_readable(fig, 3, 3)  # truncate, goal-lines, full-context reference
+    assert fig.axes[0].get_title().startswith("own")
+
+
+def test_gaps_figure_is_labelled_and_its_legend_covers_no_panel(result):
+    fig = gaps_figure(condition_gaps(result.answers, n_boot=200))
+    _check_readable(fig, 2, 2)
+    assert [ax.get_title()[:10] for ax in fig.axes[:2]] == ["own − none", "own − cros"]
+
+
+def test_a_single_ratio_draws_error_bars(tmp_path):
+    result = real_run(tmp_path / "run", tmp_path / "cache", compressor="goal-lines", ratios=(0.25,))
+    fig = scores_figure(result.scores)
+    assert all(ax.containers for ax in fig.axes)  # errorbar containers instead of bands
+    assert not any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)  # no band
+    plot_scores(result.scores, tmp_path / "single.png")
+
+
+def test_nothing_to_plot_is_a_clear_error():
+    with pytest.raises(ValueError, match="only 'full'"):
+        scores_figure([{"condition": "full", "compressor": "full-context", "ratio": 1.0}])
+    with pytest.raises(ValueError, match="no own−none or own−cross gaps"):
+        gaps_figure([])

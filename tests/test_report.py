@@ -1,0 +1,109 @@
+"""report.md and `gacc report`: rebuilt from a results folder alone, byte for byte, refusing tampered figures."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from results_helpers import real_run
+
+from gacc_hf.cli import main
+from gacc_hf.report import derived_figures, rebuild, render_report
+from gacc_hf.results import ResultsError, json_bytes, read_folder
+
+FILES = ("results.json", "answers.parquet", "memories.parquet", "report.md", "scores.png", "gaps.png")
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("report")
+    result = real_run(root / "run", root / "cache")
+    return root / "run", result
+
+
+@pytest.fixture
+def folder(run, tmp_path):
+    return shutil.copytree(run[0], tmp_path / "run")
+
+
+def test_a_run_writes_the_whole_folder(run):
+    out, _ = run
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+
+
+def test_rebuild_reproduces_every_file_byte_for_byte(run, folder):
+    before = {name: (run[0] / name).read_bytes() for name in FILES}
+    for name in ("report.md", "scores.png", "gaps.png"):
+        (folder / name).unlink()
+    written = rebuild(folder)
+    assert sorted(p.name for p in written) == ["gaps.png", "report.md", "scores.png"]
+    assert {name: (folder / name).read_bytes() for name in FILES} == before
+
+
+def test_figures_rederived_from_answers_are_byte_identical_to_results_json(run):
+    doc = json.loads((run[0] / "results.json").read_text())
+    derived = derived_figures(read_folder(run[0]).answers, doc["config"])
+    assert json_bytes(derived["scores"]) == json_bytes(doc["scores"])
+    assert json_bytes(derived["gaps"]) == json_bytes(doc["gaps"])
+
+
+def test_rebuild_loads_no_model_machinery(run, folder):
+    code = (
+        "import sys; from gacc_hf.report import rebuild; rebuild(sys.argv[1]); "
+        "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def _edit_scores(folder, key, value, index=0):
+    doc = json.loads((folder / "results.json").read_text())
+    doc["scores"][index][key] = value
+    (folder / "results.json").write_text(json.dumps(doc))
+    return doc["scores"][index]
+
+
+def test_a_tampered_score_is_refused_naming_the_cell(folder):
+    cell = _edit_scores(folder, "micro", 0.99)
+    with pytest.raises(ResultsError, match=rf"compressor={cell['compressor']}, condition={cell['condition']}.*micro"):
+        rebuild(folder)
+
+
+def test_a_ci_that_another_bootstrap_drew_only_warns_and_is_kept(folder):
+    _edit_scores(folder, "micro_ci_low", -0.5, index=4)
+    with pytest.warns(UserWarning, match="1 scores row"):
+        rebuild(folder)
+    assert json.loads((folder / "results.json").read_text())["scores"][4]["micro_ci_low"] == -0.5
+
+
+def _micro(answers, compressor, condition, ratio):
+    rows = [a for a in answers if (a["compressor"], a["condition"], a["ratio"]) == (compressor, condition, ratio)]
+    return sum(a["correct"] for a in rows) / len(rows)
+
+
+def test_report_shows_each_score_with_its_ci(run):
+    out, result = run
+    text = (out / "report.md").read_text()
+    micro = _micro(result.answers, "goal-lines", "own", 0.5)
+    assert f"| `goal-lines` | own | 0.5 | {micro:.3f} [" in text
+    assert "All counters are 0" in text
+    assert "![scores](scores.png)" in text and "![gaps](gaps.png)" in text
+    assert "## Goal gaps" in text
+
+
+def test_report_flags_nonzero_integrity_counters(run):
+    folder = read_folder(run[0])
+    folder.payload["integrity"] = {**folder.payload["integrity"], "exposures": 2}
+    text = render_report(folder)
+    assert "must not be reported" in text and "| exposures | 2 |" in text
+
+
+def test_cli_report_rebuilds_and_names_a_missing_file(folder, capsys):
+    assert main(["report", str(folder)]) == 0
+    assert str(folder / "report.md") in capsys.readouterr().out
+    (folder / "answers.parquet").unlink()
+    assert main(["report", str(folder)]) == 2
+    assert "answers.parquet: missing" in capsys.readouterr().err
