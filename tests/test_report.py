@@ -107,3 +107,19 @@ def test_cli_report_rebuilds_and_names_a_missing_file(folder, capsys):
     (folder / "answers.parquet").unlink()
     assert main(["report", str(folder)]) == 2
     assert "answers.parquet: missing" in capsys.readouterr().err
+
+
+def test_recorded_failures_survive_the_folder_and_are_listed(tmp_path):
+    def flaky(item):  # fails on the large budgets of one context only
+        if item.context.startswith("Incident") and item.token_budget > 20:
+            raise RuntimeError("boom")
+        return item.context
+
+    result = real_run(tmp_path / "run", tmp_path / "cache", compressor=flaky, contexts=6, on_error="record")
+    failed = [m for m in result.memories if m["error"]]
+    assert failed and all(m["retained_tokens"] is None for m in failed)
+    back = read_folder(tmp_path / "run")
+    assert back.memories == result.memories and back.answers == result.answers
+    rebuild(tmp_path / "run")
+    text = (tmp_path / "run" / "report.md").read_text()
+    assert f"## Errors ({len(result.errors)})" in text and "RuntimeError: boom" in text
