@@ -177,6 +177,8 @@ def cmd_publish(args: argparse.Namespace) -> int:
     run = read_folder(args.run_dir)
     api = None if args.dry_run else HfApi()
     if args.card:
+        if not Path(args.card).is_file():
+            raise ValueError(f"--card {args.card}: no such file")
         existing = Path(args.card).read_text(encoding="utf-8")
     else:
         existing = None if api is None else model_card.fetch_card(api, args.repo_id)
