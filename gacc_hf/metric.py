@@ -23,6 +23,7 @@ from typing import Any
 import datasets
 import evaluate
 import numpy as np
+import pyarrow as pa
 
 from gacc_hf import scoring
 from gacc_hf.methods.judges import contains_match, exact_match
@@ -115,6 +116,9 @@ _TEXT_FEATURES = datasets.Features(
 )
 _VERDICT_FEATURES = datasets.Features({"predictions": datasets.Value("bool"), "goal_ids": datasets.Value("string")})
 _MATCHERS = {"default": exact_match, "contains": contains_match}
+_STR_TYPES = frozenset({str, np.str_})
+_BOOL_TYPES = frozenset({bool, np.bool_})
+_LIST_TYPES = frozenset({list, tuple, np.ndarray})
 
 MODULE_SOURCE = '''\
 """GACC-Bench Micro and all-correct Macro as an `evaluate` metric.
@@ -133,13 +137,8 @@ def _row_error(message: str) -> ValueError:
     return ValueError(f"gacc: {message}")
 
 
-def _check_rows(
-    config: str,
-    predictions: Sequence[Any] | None,
-    references: Sequence[Any] | None,
-    goal_ids: Sequence[Any] | None,
-) -> None:
-    """Fail on a malformed batch with a message that names the input and the row."""
+def _check_inputs(config: str, predictions: Any, references: Any, goal_ids: Any) -> None:
+    """Fail when an input the config needs is missing, or one it refuses is given."""
     if goal_ids is None:
         raise _row_error(
             "goal_ids is missing: pass goal_ids=[...] with the goal of each question "
@@ -155,36 +154,57 @@ def _check_rows(
             )
     elif references is None:
         raise _row_error(f"references is missing: the {config!r} config needs a list of gold answers per question")
-    counts = {"predictions": len(predictions), "goal_ids": len(goal_ids)}
+
+
+def _check_rows(
+    config: str,
+    predictions: Sequence[Any] | None,
+    references: Sequence[Any] | None,
+    goal_ids: Sequence[Any] | None,
+) -> None:
+    """Fail on a malformed batch with a message that names the input and the row."""
+    _check_inputs(config, predictions, references, goal_ids)
+    assert predictions is not None and goal_ids is not None  # for type checkers; _check_inputs raised otherwise
+    counts = {"predictions": len(predictions)}
     if references is not None:
         counts["references"] = len(references)
+    counts["goal_ids"] = len(goal_ids)
     if len(set(counts.values())) > 1:
         got = ", ".join(f"{name}={n}" for name, n in counts.items())
         raise _row_error(f"inputs differ in length ({got}); every question needs one of each")
-    for i, goal in enumerate(goal_ids):
-        if not isinstance(goal, str) or not goal:
-            raise _row_error(f"goal_ids[{i}] is {goal!r}; goal ids must be non-empty strings")
+    # type checks run at C speed over the whole batch; the row loop only runs to name a bad row
+    if not set(map(type, goal_ids)) <= _STR_TYPES or "" in goal_ids:
+        i, goal = next((i, g) for i, g in enumerate(goal_ids) if type(g) not in _STR_TYPES or not g)
+        raise _row_error(f"goal_ids[{i}] is {goal!r}; goal ids must be non-empty strings")
     if config == "verdicts":
-        if not (isinstance(predictions, np.ndarray) and predictions.dtype == bool):
-            for i, verdict in enumerate(predictions):
-                if not isinstance(verdict, bool | np.bool_):
-                    raise _row_error(
-                        f"predictions[{i}] is {verdict!r}; the 'verdicts' config takes booleans "
-                        "(use the default or contains config to judge answer strings)"
-                    )
-        return
-    for i, (answer, refs) in enumerate(zip(predictions, references, strict=True)):
-        if not isinstance(answer, str):
-            raise _row_error(f"predictions[{i}] is {answer!r}; answers must be strings")
-        if isinstance(refs, str) or not isinstance(refs, Sequence | np.ndarray):
+        bool_array = isinstance(predictions, np.ndarray) and predictions.dtype == bool
+        if not bool_array and not set(map(type, predictions)) <= _BOOL_TYPES:
+            i, v = next((i, v) for i, v in enumerate(predictions) if type(v) not in _BOOL_TYPES)
             raise _row_error(
-                f"references[{i}] is {refs!r}; give each question a list of gold answers, e.g. [['45 minutes']]"
+                f"predictions[{i}] is {v!r}; the 'verdicts' config takes booleans "
+                "(use the default or contains config to judge answer strings)"
             )
-        if len(refs) == 0:
+        return
+    if not set(map(type, predictions)) <= _STR_TYPES:
+        i, answer = next((i, a) for i, a in enumerate(predictions) if type(a) not in _STR_TYPES)
+        raise _row_error(f"predictions[{i}] is {answer!r}; answers must be strings")
+    if not set(map(type, references)) <= _LIST_TYPES or not all(map(len, references)):
+        i, refs = next((i, r) for i, r in enumerate(references) if type(r) not in _LIST_TYPES or not len(r))
+        if type(refs) in _LIST_TYPES:
             raise _row_error(f"references[{i}] is an empty list; every question needs at least one gold answer")
-        for ref in refs:
-            if not isinstance(ref, str):
-                raise _row_error(f"references[{i}] holds {ref!r}; gold answers must be strings")
+        raise _row_error(
+            f"references[{i}] is {refs!r}; give each question a list of gold answers, e.g. [['45 minutes']]"
+        )
+    if not {type(x) for refs in references for x in refs} <= _STR_TYPES:
+        i, ref = next((i, x) for i, r in enumerate(references) for x in r if type(x) not in _STR_TYPES)
+        raise _row_error(f"references[{i}] holds {ref!r}; gold answers must be strings")
+
+
+def _column(values: Any) -> Any:
+    """A numpy array from an Arrow column (the verdicts config reads its rows in Arrow format)."""
+    if isinstance(values, pa.ChunkedArray | pa.Array):
+        return values.to_numpy(zero_copy_only=False)
+    return values
 
 
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
@@ -198,17 +218,17 @@ class Gacc(evaluate.Metric):
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=_VERDICT_FEATURES if verdicts else _TEXT_FEATURES,
-            # numpy needs flat Value features: the verdicts config gets arrays, the text configs lists
-            format="numpy" if verdicts else None,
+            # flat Value features can be read as Arrow (fast); the text configs' list column needs Python rows
+            format="arrow" if verdicts else None,
             license="Apache-2.0",
         )
 
-    def add_batch(self, *, predictions=None, references=None, **kwargs) -> None:
+    def add_batch(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> None:
         """Add a batch of questions: `predictions`, `references` (not for `verdicts`) and `goal_ids`."""
         _check_rows(self.config_name, predictions, references, kwargs.get("goal_ids"))
         super().add_batch(predictions=predictions, references=references, **kwargs)
 
-    def add(self, *, prediction=None, reference=None, **kwargs) -> None:
+    def add(self, *, prediction: Any = None, reference: Any = None, **kwargs: Any) -> None:
         """Add one question: `prediction`, `reference` (not for `verdicts`) and its goal as `goal_ids=`."""
         goal = kwargs.get("goal_ids")
         _check_rows(
@@ -219,10 +239,11 @@ class Gacc(evaluate.Metric):
         )
         super().add(prediction=prediction, reference=reference, **kwargs)
 
-    def compute(self, *, predictions=None, references=None, **kwargs) -> dict[str, Any] | None:
+    def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any) -> dict[str, Any] | None:
         """Score every added row (plus these, if given); `None` on processes other than rank 0."""
         if predictions is not None or references is not None or kwargs.get("goal_ids") is not None:
-            _check_rows(self.config_name, predictions, references, kwargs.get("goal_ids"))
+            # rows are checked by add_batch, which evaluate calls with the inputs it keeps for this config
+            _check_inputs(self.config_name, predictions, references, kwargs.get("goal_ids"))
         return super().compute(predictions=predictions, references=references, **kwargs)
 
     def _compute(
@@ -235,7 +256,7 @@ class Gacc(evaluate.Metric):
         confidence: float = 0.95,
     ) -> dict[str, Any]:
         if self.config_name == "verdicts":
-            correct = predictions
+            correct, goal_ids = _column(predictions), _column(goal_ids)
         else:
             match = _MATCHERS[self.config_name]
             correct = [match(answer, refs) for answer, refs in zip(predictions, references, strict=True)]
