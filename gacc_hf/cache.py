@@ -47,8 +47,54 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+# The field every stored value of a kind carries, and its type; `count` values are plain integers.
+_VALUE_FIELDS: dict[str, tuple[str, type]] = {
+    "memory": ("memory", str),
+    "answer": ("answer", str),
+    "verdict": ("correct", bool),
+}
+
+
+def value_problem(kind: str, value: Any) -> str | None:
+    """What is wrong with a stored value of `kind` (None: nothing). Failures are never stored, so a value
+    carrying an `error` is a problem too. Kinds other than the runner's are not checked.
+
+    >>> value_problem("verdict", {"correct": True}) is None
+    True
+    >>> value_problem("answer", {"error": "reader failed"})
+    "a failure was stored (an 'error' field); failures are never cached"
+    """
+    if kind == "count":
+        return None if type(value) is int and value >= 0 else f"a count must be a non-negative int, got {value!r:.80}"
+    if kind not in _VALUE_FIELDS:
+        return None
+    if isinstance(value, dict) and "error" in value:
+        return "a failure was stored (an 'error' field); failures are never cached"
+    name, kind_type = _VALUE_FIELDS[kind]
+    if not isinstance(value, dict) or type(value.get(name)) is not kind_type:
+        return f"a {kind} value needs a {kind_type.__name__} {name!r}, got {value!r:.80}"
+    return None
+
+
 class CacheError(RuntimeError):
     """The cache file is unreadable or from an incompatible schema."""
+
+
+def _enable_wal(db: sqlite3.Connection, timeout: float) -> None:
+    """Switch to WAL, waiting out other processes that open the same new file at the same moment.
+
+    SQLite answers "database is locked" to a concurrent journal-mode switch at once, without its busy
+    handler (seen with several ranks starting together), so the wait is done here.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
 
 
 class Cache:
@@ -64,7 +110,7 @@ class Cache:
             target = str(self.path)
         try:
             self._db = sqlite3.connect(target, timeout=timeout, isolation_level=None, check_same_thread=False)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(self._db, timeout)
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS entries (kind TEXT NOT NULL, key TEXT NOT NULL, "
@@ -114,13 +160,16 @@ class Cache:
         return self._db.execute("SELECT COUNT(*) FROM entries WHERE kind=?", (kind,)).fetchone()[0]
 
     def check(self) -> list[str]:
-        """Problems found by SQLite's integrity check and by parsing every value (empty: healthy)."""
+        """Problems found by SQLite's integrity check and by parsing and shape-checking every value
+        (`value_problem`); empty: healthy. Run it after a crash to see that nothing half-written remains."""
         problems = [r[0] for r in self._db.execute("PRAGMA integrity_check") if r[0] != "ok"]
         for kind, key, value in self._db.execute("SELECT kind, key, value FROM entries"):
             try:
-                json.loads(value)
+                problem = value_problem(kind, json.loads(value))
             except json.JSONDecodeError:
-                problems.append(f"{kind}/{key}: value is not valid JSON")
+                problem = "value is not valid JSON"
+            if problem:
+                problems.append(f"{kind}/{key}: {problem}")
         return problems
 
     def close(self) -> None:

@@ -57,6 +57,12 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
         help="stop at the first failed call (raise) or record it and go on (record)",
     )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument(
+        "--num-processes",
+        type=int,
+        default=1,
+        help="run on N local processes through `accelerate launch`, sharded by context (default: 1)",
+    )
     p.set_defaults(func=cmd_run)
 
 
@@ -68,12 +74,18 @@ def load_data(spec: str, seed: int = 0, split: str | None = None):  # type: igno
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from gacc_hf import distributed
     from gacc_hf.report import write_results
-    from gacc_hf.runner import run_benchmark
 
+    topology = distributed.detect()
+    if args.num_processes > 1 and topology.world_size == 1:
+        return distributed.launch(args.argv, args.num_processes)
+    if args.num_processes not in (1, topology.world_size):
+        raise ValueError(f"--num-processes {args.num_processes} inside a launch of {topology.world_size} processes")
     dataset = load_data(args.data, args.seed, args.split)
-    result = run_benchmark(
+    result, rank_calls = distributed.run_benchmark_sharded(
         dataset,
+        topology=topology,
         compressor=args.compressors,
         reader=args.reader,
         judge=args.judge,
@@ -86,8 +98,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         on_error=args.on_error,
         progress=not args.no_progress,
     )
+    if result is None:  # another rank: rank 0 reports and writes the merged results
+        return 0
     print(result.score_table())
     print(f"calls: {result.calls}")
+    if len(rank_calls) > 1:
+        print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))
     print(f"integrity: {result.integrity}")
     path = write_results(result, args.output_dir)
     print(f"results: {path}")
@@ -302,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # relaunched as is by `--num-processes`
     try:
         return int(args.func(args) or 0)
     except (ValueError, RuntimeError) as exc:

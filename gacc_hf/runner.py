@@ -161,15 +161,34 @@ class _Executor:
             self.calls[role] += len(chunk)
             try:
                 outs = call_many(method.fn, [t.item for t in chunk])
-                return {t.key: finish(t.item, out) for t, out in zip(chunk, outs, strict=True)}, []
             except Exception:
-                pass  # fall through: one call per item names the item at fault and keeps the rest
+                outs = None  # fall through: one call per item names the item at fault and keeps the rest
+            if outs is not None:
+                return self._finish(chunk, outs, finish)
         done: dict[str, Any] = {}
         failures: list[tuple[_Task, Exception]] = []
         for t in chunk:
             self.calls[role] += 1
             try:
                 done[t.key] = finish(t.item, method.fn(t.item))
+            except Exception as exc:
+                failures.append((t, exc))
+                if self.on_error == "raise":
+                    break
+        return done, failures
+
+    def _finish(
+        self, chunk: list[_Task], outs: list[Any], finish: Callable[[Any, Any], Any]
+    ) -> tuple[dict[str, Any], list[tuple[_Task, Exception]]]:
+        """Finish a batch's outputs; `batch` may return an exception in place of one item's output
+        (a server call that failed after retries), so that item fails alone and nothing is called twice."""
+        done: dict[str, Any] = {}
+        failures: list[tuple[_Task, Exception]] = []
+        for t, out in zip(chunk, outs, strict=True):
+            try:
+                if isinstance(out, Exception):
+                    raise out
+                done[t.key] = finish(t.item, out)
             except Exception as exc:
                 failures.append((t, exc))
                 if self.on_error == "raise":
@@ -196,11 +215,14 @@ def run_benchmark(
     batch_size: int = 32,
     on_error: OnError = "raise",
     progress: bool = True,
+    shard: Callable[[list[Group]], list[Group]] | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
     `compressor` may be one method or a list; each method is a callable or a registered name.
     Validation of the data, ratios, conditions and method names happens before any model call.
+    `shard` picks the groups this process computes (see `gacc_hf.distributed`); the plan (cross-goal
+    pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole run.
     """
     if isinstance(dataset, str | os.PathLike):  # a data spec: sample, file, folder, saved dataset, Hub id
         dataset = load_any(dataset)
@@ -223,15 +245,16 @@ def run_benchmark(
     if "cross" in conds:
         for g in groups:
             assigner.cross(g)
+    work = groups if shard is None else shard(groups)
     cache = Cache(cache_dir)
     try:
         ex = _Executor(cache, on_error, batch_size, progress)
-        n_tokens, count_errors = _count_contexts(groups, codec, cache, exact, progress)
-        ledger, tasks = _plan_memories(groups, compressors, conds, exact, assigner, n_tokens, codec)
-        memories = _compute_memories(ledger, tasks, compressors, ex, groups)
+        n_tokens, count_errors = _count_contexts(work, codec, cache, exact, progress)
+        ledger, tasks = _plan_memories(work, compressors, conds, exact, assigner, n_tokens, codec)
+        memories = _compute_memories(ledger, tasks, compressors, ex, work)
         exposures = _audit_compressor_inputs(tasks, groups, assigner)
         budget_violations = _check_budgets(ledger, memories, codec)
-        answers, exp_read = _read_and_judge(groups, ledger, memories, read, judged, ex)
+        answers, exp_read = _read_and_judge(work, ledger, memories, read, judged, ex)
         exposures += exp_read
     finally:
         cache.close()

@@ -1,0 +1,323 @@
+"""Compressor, reader and judge served by an OpenAI-compatible server (vLLM, TGI, SGLang, llama.cpp).
+
+Name: `openai:<model>[@<base_url>][?option=value&...]`, e.g.
+`openai:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1?concurrency=16&max_tokens=64`. Without a URL,
+`$OPENAI_BASE_URL` or `http://127.0.0.1:8000/v1` is used. Options are the fields of `Settings`.
+
+Requests run `concurrency` at a time (a server batches concurrent requests), each with a timeout, and
+are retried with exponential backoff and jitter (honouring `Retry-After`) on 408/429/5xx answers and on
+connection errors and timeouts; other 4xx answers fail at once. A call that still fails raises, and the
+run's `on_error` policy decides; in `batch` the failure takes that item's place so the rest is kept.
+
+The revision binds the endpoint's model name, the server-reported identity of that model (its
+`/models` entry, less volatile fields) and every setting that changes outputs, never the URL or the key.
+The API key is read from the environment variable `api_key_env` when the client starts and is only
+ever sent in the `Authorization` header: it is not part of a name, revision, setting or message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, fields
+from typing import Any
+from urllib.parse import parse_qsl
+
+import httpx
+
+from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+MAX_BACKOFF = 60.0
+# Fields of a `/models` entry that identify the served weights; `created` and vLLM's `permission`
+# change at every server start and would needlessly invalidate the cache.
+IDENTITY_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len", "meta")
+_RETRY_STATUS = frozenset({408, 429})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where and how to call the server. Only output-changing fields enter the revision."""
+
+    model: str
+    base_url: str = DEFAULT_BASE_URL
+    max_tokens: int | None = None  # None: the role's default (compressor: from the budget L)
+    temperature: float = 0.0
+    seed: int | None = 0
+    timeout: float = 120.0  # seconds per request
+    retries: int = 4  # further attempts after the first
+    backoff: float = 1.0  # first retry delay in seconds, doubled at each retry (with jitter)
+    concurrency: int = 8
+    api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable holding the key, never the key
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("openai: a model name is required, e.g. openai:my-model@http://127.0.0.1:8000/v1")
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ValueError(f"openai: base_url must start with http:// or https://, got {self.base_url!r}")
+        if self.concurrency < 1 or self.retries < 0 or self.timeout <= 0 or self.backoff < 0:
+            raise ValueError(f"openai: need concurrency >= 1, retries >= 0, timeout > 0, backoff >= 0: {self}")
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"openai: max_tokens must be >= 1, got {self.max_tokens}")
+
+
+def parse_spec(spec: str, environ: dict[str, str] | None = None) -> Settings:
+    """Settings from the part of a method name after `openai:`.
+
+    >>> s = parse_spec("smollm2@http://127.0.0.1:8080/v1?retries=2&temperature=0.5")
+    >>> (s.model, s.base_url, s.retries, s.temperature)
+    ('smollm2', 'http://127.0.0.1:8080/v1', 2, 0.5)
+    >>> parse_spec("org/model@v2", {}).base_url  # an '@' not followed by a URL is part of the model name
+    'http://127.0.0.1:8000/v1'
+    """
+    env = os.environ if environ is None else environ
+    head, _, query = spec.partition("?")
+    at = max(head.rfind("@http://"), head.rfind("@https://"))
+    model, base_url = (head[:at], head[at + 1 :]) if at >= 0 else (head, env.get("OPENAI_BASE_URL", DEFAULT_BASE_URL))
+    types = {f.name: f.type for f in fields(Settings)}
+    options: dict[str, Any] = {}
+    for name, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
+        if name in ("model", "base_url") or name not in types:
+            known = ", ".join(n for n in types if n not in ("model", "base_url"))
+            raise ValueError(f"openai: unknown option {name!r} in {spec!r}; options: {known}")
+        options[name] = _convert(name, value, str(types[name]))
+    return Settings(model=model, base_url=base_url.rstrip("/"), **options)
+
+
+def _convert(name: str, value: str, kind: str) -> Any:
+    if value.lower() == "none" and "None" in kind:
+        return None
+    try:
+        if kind.startswith("int"):
+            return int(value)
+        if kind.startswith("float"):
+            return float(value)
+    except ValueError as exc:
+        raise ValueError(f"openai: option {name}={value!r} is not a number") from exc
+    return value
+
+
+class ServerError(RuntimeError):
+    """The server refused a request, or kept failing until the retries ran out."""
+
+
+class Client:
+    """HTTP client of one server: timeouts, retries with backoff, a connection pool of `concurrency`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        key = os.environ.get(settings.api_key_env)
+        self._http = httpx.Client(
+            base_url=settings.base_url + "/",
+            headers={"Authorization": f"Bearer {key}"} if key else {},
+            timeout=settings.timeout,
+            limits=httpx.Limits(max_connections=settings.concurrency),
+        )
+        self._lock = threading.Lock()
+        self.stats = {"requests": 0, "retries": 0}
+
+    def __repr__(self) -> str:  # the default would be harmless, but say it: no key in here
+        return f"Client({self.settings.base_url!r}, model={self.settings.model!r})"
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The JSON answer of one request, retried on transient failures."""
+        url = f"{self.settings.base_url}/{path}"
+        problem, retry_after = "", None
+        for attempt in range(self.settings.retries + 1):
+            if attempt:
+                time.sleep(self._delay(attempt - 1, retry_after))
+            with self._lock:
+                self.stats["requests"] += 1
+                self.stats["retries"] += attempt > 0
+            try:
+                response = self._http.request(method, path, json=body)
+            except httpx.TransportError as exc:  # refused, reset, timed out
+                problem, retry_after = f"{type(exc).__name__}: {exc}", None
+                continue
+            if response.status_code in _RETRY_STATUS or response.status_code >= 500:
+                problem = f"HTTP {response.status_code}: {response.text[:200]}"
+                retry_after = response.headers.get("retry-after")
+                continue
+            if response.is_error:
+                raise ServerError(f"{method} {url}: HTTP {response.status_code}: {response.text[:200]}")
+            try:
+                return response.json()
+            except ValueError as exc:
+                raise ServerError(f"{method} {url}: answer is not JSON: {response.text[:200]!r}") from exc
+        raise ServerError(f"{method} {url} failed after {self.settings.retries + 1} attempts: {problem}")
+
+    def _delay(self, attempt: int, retry_after: str | None) -> float:
+        delay = min(MAX_BACKOFF, self.settings.backoff * 2**attempt) * random.uniform(0.5, 1.0)
+        if retry_after and retry_after.replace(".", "", 1).isdigit():
+            delay = max(delay, min(MAX_BACKOFF, float(retry_after)))
+        return delay
+
+    def identity(self) -> dict[str, Any]:
+        """The server's `/models` entry for the model (stable fields only); an error if not served."""
+        listed = self.request("GET", "models").get("data") or []
+        for entry in listed:
+            if isinstance(entry, dict) and entry.get("id") == self.settings.model:
+                return {k: entry[k] for k in IDENTITY_FIELDS if k in entry}
+        served = [e.get("id") for e in listed if isinstance(e, dict)]
+        raise ServerError(f"{self.settings.base_url} does not serve model {self.settings.model!r}; it serves {served}")
+
+    def chat(self, messages: list[dict[str, str]], max_tokens: int) -> str:
+        """The text of one chat completion."""
+        s = self.settings
+        body: dict[str, Any] = {
+            "model": s.model,
+            "messages": messages,
+            "max_tokens": max_tokens,
+            "temperature": s.temperature,
+        }
+        if s.seed is not None:
+            body["seed"] = s.seed
+        answer = self.request("POST", "chat/completions", body)
+        try:
+            content = answer["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ServerError(f"chat/completions answer has no choices[0].message.content: {answer!r:.200}") from exc
+        return content or ""
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class _ServedMethod:
+    """One role on a server: builds the messages, calls, parses; `batch` runs `concurrency` calls at once."""
+
+    role = ""
+    prompt_version = ""
+    default_max_tokens = 64
+
+    def __init__(self, settings: Settings, client: Client | None = None) -> None:
+        self.settings = settings
+        self.client = client or Client(settings)
+        self.server_identity = self.client.identity()
+        s = settings
+        self.name = f"openai:{s.model}"
+        self.revision = (
+            f"openai-{self.role}-{self.prompt_version};model={s.model};server={_digest(self.server_identity)};"
+            f"temperature={s.temperature};seed={s.seed};max_tokens={s.max_tokens}"
+        )
+
+    def messages(self, item: Any) -> list[dict[str, str]]:
+        raise NotImplementedError
+
+    @staticmethod
+    def parse(reply: str) -> Any:
+        return reply
+
+    def max_tokens(self, item: Any) -> int:
+        return self.settings.max_tokens or self.default_max_tokens
+
+    def __call__(self, item: Any) -> Any:
+        return self.parse(self.client.chat(self.messages(item), self.max_tokens(item)))
+
+    def batch(self, items: Sequence[Any]) -> list[Any]:
+        """Outputs in input order; an item whose call failed gets its exception instead (see the runner)."""
+        if not items:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self.settings.concurrency, len(items))) as pool:
+            futures = [pool.submit(self, item) for item in items]
+            return [f.exception() or f.result() for f in futures]
+
+
+class OpenAICompressor(_ServedMethod):
+    """Asks the model to rewrite the source for the goal within the budget; the protocol cuts the rest."""
+
+    role, prompt_version = "compressor", "v1"
+
+    def messages(self, item: CompressorInput) -> list[dict[str, str]]:
+        goal = item.goal or "(no goal stated: keep the most important facts)"
+        return [
+            {
+                "role": "system",
+                "content": "You compress a document for a reader who will later answer questions about it that "
+                "you cannot see. Keep the facts the user's goal needs, verbatim (names, numbers, dates, codes), "
+                "in as few words as possible. Reply with the compressed text only.",
+            },
+            {
+                "role": "user",
+                "content": f"Goal: {goal}\nLength: at most {item.token_budget} tokens.\n\nDocument:\n{item.context}",
+            },
+        ]
+
+    def max_tokens(self, item: CompressorInput) -> int:
+        # the server's tokenizer is not cl100k: leave room, the protocol keeps only the budget's prefix
+        return self.settings.max_tokens or item.token_budget + item.token_budget // 4 + 16
+
+
+class OpenAIReader(_ServedMethod):
+    """Answers one question from one memory, briefly, or says 'unknown'."""
+
+    role, prompt_version = "reader", "v1"
+
+    def messages(self, item: ReaderInput) -> list[dict[str, str]]:
+        return [
+            {
+                "role": "system",
+                "content": "Answer the question from the memory alone. Reply with the answer only, as short as "
+                "possible (a value, a name, a number). If the memory does not say, reply: unknown.",
+            },
+            {"role": "user", "content": f"Memory:\n{item.memory}\n\nQuestion: {item.question}"},
+        ]
+
+    @staticmethod
+    def parse(reply: str) -> str:
+        return reply.strip()
+
+
+class OpenAIJudge(_ServedMethod):
+    """Asks whether the answer states the same fact as a reference; a reply that is not yes/no fails."""
+
+    role, prompt_version = "judge", "v1"
+    default_max_tokens = 4
+
+    def messages(self, item: JudgeInput) -> list[dict[str, str]]:
+        return [
+            {
+                "role": "system",
+                "content": "You grade an answer against reference answers and the source document. Reply with one "
+                "word: yes if the answer states the same fact as a reference, no otherwise.",
+            },
+            {
+                "role": "user",
+                "content": f"Source:\n{item.source}\n\nQuestion: {item.question}\n"
+                f"References: {' | '.join(item.references)}\nAnswer: {item.answer}\n\nIs the answer correct?",
+            },
+        ]
+
+    @staticmethod
+    def parse(reply: str) -> bool:
+        """
+        >>> OpenAIJudge.parse(" Yes.")
+        True
+        >>> OpenAIJudge.parse("no")
+        False
+        """
+        word = reply.strip().split(maxsplit=1)[0].strip(".,!:;\"'").lower() if reply.strip() else ""
+        if word in ("yes", "correct", "true"):
+            return True
+        if word in ("no", "incorrect", "false"):
+            return False
+        raise ValueError(f"judge reply is neither yes nor no: {reply[:80]!r}")
+
+
+ROLE_CLASSES: dict[str, type[_ServedMethod]] = {
+    "compressor": OpenAICompressor,
+    "reader": OpenAIReader,
+    "judge": OpenAIJudge,
+}
+
+
+def from_spec(role: str, spec: str) -> _ServedMethod:
+    """The method for `role` named `openai:<spec>` (the registry's factory)."""
+    return ROLE_CLASSES[role](parse_spec(spec))

@@ -1,0 +1,199 @@
+"""Several processes: sharding by context, the rank-0 merge, and a real 2-process `accelerate launch` run."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import multiprocessing as mp
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from gacc_hf.cache import Cache
+from gacc_hf.cli import main
+from gacc_hf.data import validate
+from gacc_hf.distributed import (
+    ContextShard,
+    Topology,
+    assign_contexts,
+    detect,
+    launch_command,
+    merge,
+    strip_option,
+)
+from gacc_hf.methods.rules import TruncateCompressor
+from gacc_hf.protocol import CompressorInput
+from gacc_hf.runner import run_benchmark
+from gacc_hf.synthetic import synthetic_rows
+
+
+def _rows() -> list[dict]:
+    """Five contexts with two goals, the text of context 0 again under another id (same goal text: its
+    memories share keys with context 0's), and a context with a single goal (its cross goal comes from
+    another context, chosen among all groups)."""
+    rows = synthetic_rows(seed=3, contexts=5, goals_per_context=2, questions_per_goal=3)
+    twin = json.loads(json.dumps(rows[0]).replace(rows[0]["context_id"], "twin"))
+    twin["context"], twin["goal"] = rows[0]["context"], rows[0]["goal"]
+    single = synthetic_rows(seed=4, contexts=1, goals_per_context=1, questions_per_goal=3)[0]
+    return [*rows[:4], twin, *rows[4:], single]
+
+
+class RecordingTruncate(TruncateCompressor):
+    """`truncate` that records its inputs and fails on budgets divisible by 7 (to merge errors too)."""
+
+    name = "recording-truncate"
+    revision = "recording-truncate-v1"
+
+    def __init__(self) -> None:
+        self.inputs: list[CompressorInput] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, item: CompressorInput) -> str:
+        with self._lock:
+            self.inputs.append(item)
+        if item.token_budget % 7 == 0:
+            raise RuntimeError(f"no budget of {item.token_budget}")
+        return super().__call__(item)
+
+
+KWARGS = dict(
+    ratios=[0.1, 0.3],
+    conditions=["own", "none", "cross", "full"],
+    reader="fields",
+    judge="exact",
+    n_bootstrap=200,
+    batch_size=4,
+    on_error="record",
+    progress=False,
+)
+
+
+def test_detect_reads_launcher_variables():
+    assert detect({"RANK": "2", "WORLD_SIZE": "4", "LOCAL_RANK": "0"}) == Topology(2, 4, 0)
+    assert detect({"OMPI_COMM_WORLD_RANK": "1", "OMPI_COMM_WORLD_SIZE": "3"}) == Topology(1, 3, 1)
+    assert detect({"LOCAL_RANK": "1"}) == Topology()  # no world size: a plain process
+    with pytest.raises(ValueError, match="RANK=4 WORLD_SIZE=4"):
+        detect({"RANK": "4", "WORLD_SIZE": "4"})
+    with pytest.raises(ValueError, match="must be integers"):
+        detect({"RANK": "x", "WORLD_SIZE": "2"})
+
+
+@pytest.mark.parametrize("world", [1, 2, 3, 9])
+def test_every_context_text_has_one_rank_and_the_load_is_balanced(world):
+    groups = validate(_rows())
+    owner = assign_contexts(groups, world)
+    texts = {g.context for g in groups}
+    assert len(owner) == len(texts) == 6  # 7 context ids, 6 distinct texts
+    assert set(owner.values()) <= set(range(world))
+    assert assign_contexts(list(reversed(groups)), world) == owner  # same map whatever the row order
+    shards = [ContextShard(Topology(r, world))(groups) for r in range(world)]
+    assert sorted(g.goal_id for s in shards for g in s) == sorted(g.goal_id for g in groups)  # a partition
+    twins = [r for r, s in enumerate(shards) for g in s if g.context == groups[0].context]
+    assert len(twins) == 3 and len(set(twins)) == 1  # both ids of one text on one rank
+    # greedy balance: no rank carries more than the lightest one plus the heaviest single context
+    weight = {g.context: 0 for g in groups}
+    for g in groups:
+        weight[g.context] += len(g.context) * (1 + len(g.questions))
+    loads = [sum(weight[t] for t in {g.context for g in s}) for s in shards]
+    assert max(loads) - min(loads) <= max(weight.values())
+
+
+@pytest.mark.parametrize("world", [2, 3, 9])
+def test_merged_shards_equal_one_process_and_no_memory_is_computed_twice(world, tmp_path):
+    rows = _rows()
+    whole_comp = RecordingTruncate()
+    whole = run_benchmark(rows, compressor=whole_comp, cache_dir=str(tmp_path / "one"), **KWARGS)
+    assert whole.errors and whole.calls["compressor"] > 0  # the comparison covers failures too
+
+    comp = RecordingTruncate()
+    parts, order = [], None
+    for rank in range(world):  # the ranks share one cache, as launched processes do
+        shard = ContextShard(Topology(rank, world))
+        parts.append(run_benchmark(rows, compressor=comp, cache_dir=str(tmp_path / "many"), shard=shard, **KWARGS))
+        order = shard.goal_order
+    merged = merge(parts, order)
+
+    assert len(comp.inputs) == len(set(comp.inputs)) == len(whole_comp.inputs)  # each memory once, by one rank
+    assert set(comp.inputs) == set(whole_comp.inputs)
+    assert sum(p.calls["compressor"] for p in parts) == whole.calls["compressor"]
+    assert merged.calls == whole.calls
+    assert merged.memories == whole.memories
+    assert merged.answers == whole.answers
+    assert merged.scores == whole.scores
+    assert merged.errors == whole.errors
+    assert merged.integrity == whole.integrity
+    assert {**merged.config, "cache_dir": None} == {**whole.config, "cache_dir": None}  # only the dir differs
+
+
+def test_option_stripping_and_launch_command():
+    argv = ["run", "--num-processes", "2", "--data", "sample", "--num-processes=2"]
+    assert strip_option(argv, "--num-processes") == ["run", "--data", "sample"]
+    cmd = launch_command(["run", "--data", "sample"], 2, 29511)
+    assert cmd[:3] == [sys.executable, "-m", "accelerate.commands.launch"]
+    assert cmd[cmd.index("--num_processes") + 1] == "2" and cmd[cmd.index("--main_process_port") + 1] == "29511"
+    assert cmd[-5:] == ["-m", "gacc_hf", "run", "--data", "sample"]
+    with pytest.raises(ValueError, match=">= 2"):
+        launch_command([], 1, 29511)
+
+
+def test_num_processes_inside_a_launch_must_match_it(monkeypatch, capsys):
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    assert main(["run", "--num-processes", "3", "--no-progress"]) == 2
+    assert "--num-processes 3 inside a launch of 2 processes" in capsys.readouterr().err
+
+
+def _gacc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "gacc_hf", "run", *args, "--cache-dir", "cache", "--output-dir", "out"]
+    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+
+
+def test_two_accelerate_processes_write_the_one_process_results_folder(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in _rows()), encoding="utf-8")
+    args = ["--data", str(data), "--conditions", "own,none,cross,full", "--bootstrap", "200", "--no-progress"]
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir(), two.mkdir()
+    single = _gacc(one, *args)
+    assert single.returncode == 0, single.stderr
+    double = _gacc(two, *args, "--num-processes", "2")
+    assert double.returncode == 0, double.stderr
+
+    files = sorted(p.name for p in (one / "out").iterdir())
+    assert "results.json" in files and "answers.parquet" in files
+    assert sorted(p.name for p in (two / "out").iterdir()) == files
+    _, mismatch, errors = filecmp.cmpfiles(one / "out", two / "out", files, shallow=False)
+    assert mismatch == [] and errors == []  # byte-identical results folders
+
+    calls = json.loads((one / "out" / "results.json").read_text())["calls"]
+    per_rank = re.search(r"calls per process: 0: (\{.*?\}); 1: (\{.*?\})", double.stdout)
+    assert per_rank, double.stdout
+    ranks = [json.loads(part.replace("'", '"')) for part in per_rank.groups()]
+    assert all(r["compressor"] > 0 for r in ranks)  # both processes did work
+    assert sum(r["compressor"] for r in ranks) == calls["compressor"]  # and no memory was computed twice
+
+
+def _open_and_write(path: str, worker: int) -> None:
+    with Cache(path) as c:
+        c.put_many("answer", {f"w{worker}": {"answer": "x"}})
+
+
+def test_ranks_opening_a_new_cache_together_all_succeed(tmp_path):
+    # A stress test: SQLite may refuse a concurrent switch to WAL at once ("database is locked", about 1
+    # open in 100 here before `_enable_wal` waited it out); ranks of a launch open one new file together.
+    ctx = mp.get_context("fork")
+    for trial in range(40):
+        procs = [ctx.Process(target=_open_and_write, args=(str(tmp_path / str(trial)), w)) for w in range(4)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        assert [p.exitcode for p in procs] == [0] * 4
+        with Cache(tmp_path / str(trial)) as c:
+            assert c.count("answer") == 4 and c.check() == []
