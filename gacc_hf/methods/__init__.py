@@ -41,11 +41,11 @@ def _imported(spec: str) -> Any:
     return obj() if isinstance(obj, type) else obj
 
 
-def _local(role: Role, default: str | None = None) -> Callable[..., Any]:
-    """A factory for the text-generation pipeline method of `role` (lazy: torch loads only when named)."""
+def _local(role: Role) -> Callable[..., Any]:
+    """`smollm2` (no argument) or `hf:<folder-or-hub-id>`: a text-generation pipeline method for `role`."""
 
-    def factory(spec: str | None = default) -> Any:
-        from gacc_hf.methods.pipeline import build
+    def factory(spec: str = "smollm2") -> Any:
+        from gacc_hf.methods.pipeline import build  # lazy: torch loads only when a model is named
 
         return build(role, spec)
 
@@ -62,7 +62,7 @@ register("compressor", "embed", _embed)
 for _role in ROLES:
     register_prefix(_role, "openai", _served(_role))
     register_prefix(_role, "import", _imported)
-    register(_role, "smollm2", _local(_role, "smollm2"))
+    register(_role, "smollm2", _local(_role))
     register_prefix(_role, "hf", _local(_role))
 
 __all__ = [

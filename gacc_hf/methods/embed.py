@@ -1,0 +1,88 @@
+"""`embed`: goal-conditioned extraction with all-MiniLM-L6-v2.
+
+The source is split into sentences; each is scored by cosine similarity to the goal (with no goal, to
+the centroid of all sentences: the most central sentences summarise the source best). The best ones
+are kept, in source order, while their cl100k tokens fit the budget. Extraction copies source text
+verbatim, so every fact it keeps is exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from gacc_hf.models import SentenceEncoder, load_sentence_encoder
+from gacc_hf.protocol import CompressorInput
+from gacc_hf.tokenizer import Codec, get_codec
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_SEPARATOR = "\n"
+_MAX_CONTEXTS = 256  # sentence vectors kept per instance: every budget and goal of a source reuses them
+
+
+def split_sentences(text: str) -> list[str]:
+    """Non-empty lines, each cut after `.`, `!` or `?` when the next word starts a sentence.
+
+    >>> split_sentences("Summary\\n\\nThe disk filled. Failover ran at 09:41! ok? yes")
+    ['Summary', 'The disk filled.', 'Failover ran at 09:41!', 'ok? yes']
+    """
+    return [s.strip() for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()]
+
+
+def pack(sentences: Sequence[str], scores: Sequence[float], budget: int, codec: Codec) -> str:
+    """The best-scoring sentences that fit `budget` cl100k tokens together, joined in source order.
+
+    Sentences are tried best first; one that does not fit is skipped so a shorter one can still use
+    the room. The joined text is re-counted, and the weakest kept sentence dropped until it fits.
+
+    >>> pack(["alpha beta.", "gamma.", "delta epsilon zeta eta."], [0.1, 0.9, 0.5], 5, get_codec())
+    'alpha beta.\\ngamma.'
+    """
+    ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
+    kept: list[int] = []
+    used = 0
+    for i in ranked:
+        cost = len(codec.encode(sentences[i] + _SEPARATOR))
+        if used + cost <= budget:
+            kept.append(i)
+            used += cost
+    while kept:
+        text = _SEPARATOR.join(sentences[i] for i in sorted(kept))
+        if len(codec.encode(text)) <= budget:
+            return text
+        kept.pop()  # ranked order: the last kept is the weakest
+    return ""
+
+
+class EmbedCompressor:
+    """Keeps the sentences closest to the goal (or the most central ones without a goal) within the budget."""
+
+    name = "embed"
+
+    def __init__(self, encoder: SentenceEncoder | None = None) -> None:
+        self.encoder = encoder or load_sentence_encoder()
+        settings = f"{self.encoder.identity}|{_SENTENCE_END.pattern}|{_SEPARATOR!r}|cosine-goal|centroid-no-goal"
+        self.revision = f"embed-v1@{hashlib.sha256(settings.encode()).hexdigest()[:16]}"
+        self._vectors: dict[str, tuple[list[str], Any]] = {}
+
+    def _sentences(self, context: str) -> tuple[list[str], Any]:
+        if context not in self._vectors:
+            if len(self._vectors) >= _MAX_CONTEXTS:
+                self._vectors.pop(next(iter(self._vectors)))
+            sentences = split_sentences(context)
+            self._vectors[context] = (sentences, self.encoder.encode(sentences))
+        return self._vectors[context]
+
+    def scores(self, item: CompressorInput) -> list[float]:
+        """One relevance score per sentence of `split_sentences(item.context)`."""
+        sentences, vectors = self._sentences(item.context)
+        if not sentences:
+            return []
+        target = self.encoder.encode([item.goal])[0] if item.goal.strip() else vectors.mean(dim=0)
+        return (vectors @ target).tolist()
+
+    def __call__(self, item: CompressorInput) -> str:
+        sentences, _ = self._sentences(item.context)
+        return pack(sentences, self.scores(item), item.token_budget, get_codec())

@@ -1,0 +1,189 @@
+"""Compressor, reader and judge that wrap a `transformers` text-generation pipeline of a chat model.
+
+The model is the embedded SmolLM2-135M-Instruct (`smollm2`), a local folder or a Hub id (`hf:<spec>`).
+Decoding is greedy; prompts are chat messages rendered by the model's own chat template, batched with
+left padding. All prompt templates live in `PROMPTS`; each method's revision hashes its templates, its
+generation settings and the model's identity, so changing any of them never reuses stale cache entries.
+
+Batches are sorted by prompt length before they are cut into pipeline batches, so little compute goes
+to padding. An output is the model's greedy continuation cut to at most `limit` model tokens; items
+with the same prompt are generated once at the largest limit asked for and cut for the others (greedy
+decoding makes the shorter continuation a prefix of the longer one), so a compressor asked for two
+budgets of one (source, goal) pays for one generation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from gacc_hf.models import SMOLLM2, CausalLM, load_causal_lm
+from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
+from gacc_hf.tokenizer import get_codec
+
+PROMPTS: dict[str, dict[str, str | None]] = {
+    # No system prompt: the model's template supplies its own default, which this task works best with.
+    "compressor": {
+        "system": None,
+        "goal": "{context}\n\nList the key facts above (names, numbers, dates) that matter for this goal: {goal}",
+        "no_goal": "{context}\n\nList the key facts above (names, numbers, dates).",
+    },
+    "reader": {
+        "system": "Answer in a few words.",
+        "user": "{memory}\n\nQuestion: {question}",
+    },
+    "judge": {
+        "system": "You grade answers. Reply with one word: CORRECT or INCORRECT.",
+        "user": "Question: {question}\nReference answers: {references}\nCandidate answer: {answer}\n\n"
+        "Does the candidate answer match a reference answer?",
+    },
+}
+
+_VERDICT = re.compile(r"^\W*(correct|incorrect)\b", re.IGNORECASE)
+
+
+def parse_verdict(reply: str) -> bool:
+    """True only for a reply whose first word is CORRECT; anything else, INCORRECT included, is False.
+
+    >>> parse_verdict("CORRECT."), parse_verdict("**Correct**"), parse_verdict("INCORRECT"), parse_verdict("Not sure")
+    (True, True, False, False)
+    """
+    match = _VERDICT.match(reply)
+    return bool(match) and match.group(1).lower() == "correct"
+
+
+def _chat(role: str, **fields: Any) -> list[dict[str, str]]:
+    """The chat messages of one prompt; the compressor's template depends on whether a goal is shown."""
+    prompts = PROMPTS[role]
+    template = prompts["user"] if "user" in prompts else prompts["goal" if fields["goal"].strip() else "no_goal"]
+    system = [{"role": "system", "content": prompts["system"]}] if prompts["system"] else []
+    return [*system, {"role": "user", "content": str(template).format(**fields)}]
+
+
+class _ChatMethod:
+    """Shared plumbing: revision, greedy batched generation with per-item token limits."""
+
+    role: str
+
+    def __init__(self, lm: CausalLM, name: str, batch_size: int, settings: dict[str, Any]) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.lm = lm
+        self.name = name
+        self.batch_size = batch_size  # execution only: not part of the revision
+        blob = json.dumps(
+            {"model": lm.identity, "prompts": PROMPTS[self.role], "generation": {"do_sample": False, **settings}},
+            sort_keys=True,
+        )
+        self.revision = f"{self.role}-pipeline-v1@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+    def _generate(self, chats: Sequence[list[dict[str, str]]], limits: Sequence[int]) -> list[str]:
+        """Greedy continuations, one per chat, each at most `limits[i]` model tokens."""
+        tokenizer = self.lm.tokenizer
+        prompts: dict[str, tuple[list[dict[str, str]], int]] = {}
+        for chat, limit in zip(chats, limits, strict=True):
+            key = json.dumps(chat)
+            prompts[key] = (chat, max(limit, prompts.get(key, (chat, 0))[1]))
+        order = sorted(prompts, key=lambda k: sum(len(m["content"]) for m in prompts[k][0]))
+        texts: dict[str, str] = {}
+        for start in range(0, len(order), self.batch_size):
+            keys = order[start : start + self.batch_size]
+            outs = self.lm.pipeline(
+                [prompts[k][0] for k in keys],
+                batch_size=len(keys),
+                max_new_tokens=max(prompts[k][1] for k in keys),
+                do_sample=False,
+                return_full_text=False,
+                pad_token_id=tokenizer.pad_token_id,
+            )
+            texts.update((k, out[0]["generated_text"]) for k, out in zip(keys, outs, strict=True))
+        results = []
+        for chat, limit in zip(chats, limits, strict=True):
+            text = texts[json.dumps(chat)]
+            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+            results.append((tokenizer.decode(ids[:limit]) if len(ids) > limit else text).strip())
+        return results
+
+
+class PipelineCompressor(_ChatMethod):
+    """Writes goal-conditioned notes from the source; `max_new_tokens` follows from the budget.
+
+    The budget L counts cl100k tokens; the model's limit is L scaled by this source's ratio of model
+    tokens to cl100k tokens, so the notes can fill L but no generation runs far past it. The budget is
+    not stated in the prompt, which keeps one prompt per (source, goal) for every budget.
+    """
+
+    role = "compressor"
+
+    def __init__(self, lm: CausalLM, name: str, batch_size: int = 8) -> None:
+        super().__init__(lm, name, batch_size, {"max_new_tokens": "ceil(L * model_tokens / cl100k_tokens)"})
+
+    def max_new_tokens(self, item: CompressorInput) -> int:
+        """The model-token limit for one input: its cl100k budget in this model's tokens."""
+        cl100k = len(get_codec().encode(item.context)) or 1
+        model = len(self.lm.tokenizer(item.context, add_special_tokens=False)["input_ids"])
+        return max(1, math.ceil(item.token_budget * model / cl100k))
+
+    def __call__(self, item: CompressorInput) -> str:
+        return self.batch([item])[0]
+
+    def batch(self, items: Sequence[CompressorInput]) -> list[str]:
+        chats = [_chat("compressor", context=i.context, goal=i.goal) for i in items]
+        return self._generate(chats, [self.max_new_tokens(i) for i in items])
+
+
+class PipelineReader(_ChatMethod):
+    """Answers one question from one memory; answers are short, so generation stops at `max_new_tokens`."""
+
+    role = "reader"
+
+    def __init__(self, lm: CausalLM, name: str, max_new_tokens: int = 16, batch_size: int = 16) -> None:
+        super().__init__(lm, name, batch_size, {"max_new_tokens": max_new_tokens})
+        self.max_new_tokens = max_new_tokens
+
+    def __call__(self, item: ReaderInput) -> str:
+        return self.batch([item])[0]
+
+    def batch(self, items: Sequence[ReaderInput]) -> list[str]:
+        chats = [_chat("reader", memory=i.memory, question=i.question) for i in items]
+        return self._generate(chats, [self.max_new_tokens] * len(items))
+
+
+class PipelineJudge(_ChatMethod):
+    """Asks the model whether the answer matches a reference; the verdict is parsed strictly.
+
+    The source is not put in the prompt: the references settle correctness, and a 1k-token source
+    would multiply the judge's cost.
+    """
+
+    role = "judge"
+
+    def __init__(self, lm: CausalLM, name: str, max_new_tokens: int = 3, batch_size: int = 16) -> None:
+        super().__init__(lm, name, batch_size, {"max_new_tokens": max_new_tokens})
+        self.max_new_tokens = max_new_tokens
+
+    def __call__(self, item: JudgeInput) -> bool:
+        return self.batch([item])[0]
+
+    def batch(self, items: Sequence[JudgeInput]) -> list[bool]:
+        chats = [
+            _chat("judge", question=i.question, references=" | ".join(i.references), answer=i.answer) for i in items
+        ]
+        return [parse_verdict(reply) for reply in self._generate(chats, [self.max_new_tokens] * len(items))]
+
+
+_CLASSES: dict[str, type[_ChatMethod]] = {
+    "compressor": PipelineCompressor,
+    "reader": PipelineReader,
+    "judge": PipelineJudge,
+}
+
+
+def build(role: str, spec: str = SMOLLM2, **kwargs: Any) -> _ChatMethod:
+    """The pipeline method for `role` on model `spec` (`smollm2`, a folder or a Hub id), named for the registry."""
+    name = SMOLLM2 if spec == SMOLLM2 else f"hf:{spec}"
+    return _CLASSES[role](load_causal_lm(spec), name, **kwargs)
