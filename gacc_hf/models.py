@@ -123,12 +123,8 @@ class ModelRef:
     identity: str
 
 
-def _is_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def _hub_snapshot(repo_id: str) -> ModelRef:
-    from huggingface_hub import snapshot_download
+    from huggingface_hub import constants, snapshot_download
     from huggingface_hub.utils import HFValidationError
 
     try:
@@ -136,7 +132,7 @@ def _hub_snapshot(repo_id: str) -> ModelRef:
     except HFValidationError as exc:
         raise ModelLoadError(f"model {repo_id!r} is neither an existing folder nor a valid Hub id: {exc}") from exc
     except Exception as exc:
-        why = "the Hub is offline (HF_HUB_OFFLINE=1) and no copy is cached" if _is_offline() else str(exc)
+        why = "the Hub is offline (HF_HUB_OFFLINE=1) and no copy is cached" if constants.HF_HUB_OFFLINE else str(exc)
         raise ModelLoadError(
             f"model {repo_id!r} is not a local folder and cannot be fetched from the Hub: {why}; "
             "pass an existing model folder instead"
@@ -168,14 +164,11 @@ def resolve_model(spec: str) -> ModelRef:
 
 @dataclass
 class CausalLM:
-    """A loaded chat model: its text-generation pipeline and the identity of what was loaded."""
+    """A loaded chat model: its text-generation pipeline, its tokenizer and the identity of what was loaded."""
 
     ref: ModelRef
     pipeline: Any  # transformers TextGenerationPipeline
-
-    @property
-    def tokenizer(self) -> Any:
-        return self.pipeline.tokenizer
+    tokenizer: Any
 
     @property
     def identity(self) -> str:
@@ -204,7 +197,7 @@ def load_causal_lm(spec: str) -> CausalLM:
     model = AutoModelForCausalLM.from_pretrained(ref.path)
     model.eval()
     pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, device="cpu")
-    _CAUSAL[ref.path] = CausalLM(ref, pipe)
+    _CAUSAL[ref.path] = CausalLM(ref, pipe, tokenizer)
     return _CAUSAL[ref.path]
 
 

@@ -25,8 +25,8 @@ _MAX_CONTEXTS = 256  # sentence vectors kept per instance: every budget and goal
 def split_sentences(text: str) -> list[str]:
     """Non-empty lines, each cut after `.`, `!` or `?` when the next word starts a sentence.
 
-    >>> split_sentences("Summary\\n\\nThe disk filled. Failover ran at 09:41! ok? yes")
-    ['Summary', 'The disk filled.', 'Failover ran at 09:41!', 'ok? yes']
+    >>> split_sentences("Summary\\n\\nThe disk filled. Failover ran at 09:41! it did? yes")
+    ['Summary', 'The disk filled.', 'Failover ran at 09:41! it did? yes']
     """
     return [s.strip() for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()]
 

@@ -81,15 +81,24 @@ class _ChatMethod:
         )
         self.revision = f"{self.role}-pipeline-v1@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
+    def _prompt_ids(self, chat: list[dict[str, str]]) -> list[int]:
+        """The token ids the pipeline feeds the model for one chat (template with the generation prompt)."""
+        return self.lm.tokenizer.apply_chat_template(chat, add_generation_prompt=True, return_dict=True)["input_ids"]
+
     def _generate(self, chats: Sequence[list[dict[str, str]]], limits: Sequence[int]) -> list[str]:
-        """Greedy continuations, one per chat, each at most `limits[i]` model tokens."""
+        """Greedy continuations, one per chat, each cut to its first `limits[i]` generated tokens.
+
+        The pipeline returns token ids; a row of a left-padded batch holds the prompt padded to the
+        batch's longest prompt, then the new tokens, so those are cut exactly and decoded here.
+        """
         tokenizer = self.lm.tokenizer
         prompts: dict[str, tuple[list[dict[str, str]], int]] = {}
         for chat, limit in zip(chats, limits, strict=True):
             key = json.dumps(chat)
             prompts[key] = (chat, max(limit, prompts.get(key, (chat, 0))[1]))
-        order = sorted(prompts, key=lambda k: sum(len(m["content"]) for m in prompts[k][0]))
-        texts: dict[str, str] = {}
+        lengths = {k: len(self._prompt_ids(chat)) for k, (chat, _) in prompts.items()}
+        order = sorted(prompts, key=lengths.__getitem__)
+        new_ids: dict[str, list[int]] = {}
         for start in range(0, len(order), self.batch_size):
             keys = order[start : start + self.batch_size]
             outs = self.lm.pipeline(
@@ -97,16 +106,15 @@ class _ChatMethod:
                 batch_size=len(keys),
                 max_new_tokens=max(prompts[k][1] for k in keys),
                 do_sample=False,
-                return_full_text=False,
+                return_tensors=True,
                 pad_token_id=tokenizer.pad_token_id,
             )
-            texts.update((k, out[0]["generated_text"]) for k, out in zip(keys, outs, strict=True))
-        results = []
-        for chat, limit in zip(chats, limits, strict=True):
-            text = texts[json.dumps(chat)]
-            ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-            results.append((tokenizer.decode(ids[:limit]) if len(ids) > limit else text).strip())
-        return results
+            padded = max(lengths[k] for k in keys)
+            new_ids.update((k, list(out[0]["generated_token_ids"][padded:])) for k, out in zip(keys, outs, strict=True))
+        return [
+            tokenizer.decode(new_ids[json.dumps(chat)][:limit], skip_special_tokens=True).strip()
+            for chat, limit in zip(chats, limits, strict=True)
+        ]
 
 
 class PipelineCompressor(_ChatMethod):

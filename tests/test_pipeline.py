@@ -1,0 +1,161 @@
+import math
+
+import pytest
+from model_helpers import save_tiny_chat_model
+
+from gacc_hf import CompressorInput, JudgeInput, ReaderInput, get_codec
+from gacc_hf.methods import pipeline
+from gacc_hf.methods.pipeline import PROMPTS, build, parse_verdict
+from gacc_hf.registry import resolve
+from gacc_hf.runner import run_benchmark
+from gacc_hf.synthetic import synthetic
+
+MEMORIES = [
+    "",
+    "The primary node ledger-pg-02 stopped accepting writes.",
+    "Failover promoted ledger-pg-03 within a minute, but PgBouncer still pointed at the old primary, so the "
+    "ledger stayed read-only for 47 minutes while refunds and payouts queued.",
+]
+QUESTIONS = ["Which node stopped accepting writes?", "How long was the ledger read-only?"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    return save_tiny_chat_model(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="module")
+def tiny_other_seed(tmp_path_factory):
+    return save_tiny_chat_model(tmp_path_factory.mktemp("tiny1"), seed=1)
+
+
+def reader_items():
+    return [ReaderInput(m, q) for m in MEMORIES for q in QUESTIONS]
+
+
+@pytest.mark.parametrize(
+    ("reply", "verdict"),
+    [
+        ("CORRECT", True),
+        ("correct.", True),
+        (" **Correct** - it matches", True),
+        ("INCORRECT", False),
+        ("Incorrect.", False),
+        ("incorrectly correct", False),
+        ("Not correct", False),
+        ("CORRECTLY", False),
+        ("", False),
+        ("The answer is correct", False),
+    ],
+)
+def test_verdicts_are_parsed_strictly(reply, verdict):
+    assert parse_verdict(reply) is verdict
+
+
+def test_registry_names_and_the_shared_model(tiny):
+    spec = f"hf:{tiny}"
+    comp, read, judge = (resolve(role, spec) for role in ("compressor", "reader", "judge"))
+    assert comp.name == read.name == judge.name == spec
+    assert comp.lm is read.lm is judge.lm  # one loaded model serves every role
+    assert read.lm.tokenizer.padding_side == "left"
+    assert len({comp.revision, read.revision, judge.revision}) == 3
+
+
+def test_revision_binds_model_prompts_and_generation_settings(tiny, tiny_other_seed, monkeypatch):
+    base = build("reader", str(tiny))
+    assert build("reader", str(tiny)).revision == base.revision
+    assert build("reader", str(tiny), batch_size=3).revision == base.revision  # execution setting only
+    assert build("reader", str(tiny_other_seed)).revision != base.revision
+    assert build("reader", str(tiny), max_new_tokens=5).revision != base.revision
+    monkeypatch.setitem(PROMPTS, "reader", {**PROMPTS["reader"], "system": "Answer in one word."})
+    assert build("reader", str(tiny)).revision != base.revision
+
+
+def test_batched_reading_equals_one_at_a_time(tiny):
+    items = reader_items()
+    reader = build("reader", str(tiny), max_new_tokens=6, batch_size=4)  # 6 items of unequal length: padding
+    single = [reader(item) for item in items]
+    assert reader.batch(items) == single
+    assert build("reader", str(tiny), max_new_tokens=6, batch_size=1).batch(items) == single
+    assert all(isinstance(a, str) for a in single) and any(single)
+
+
+def test_every_pipeline_batch_is_padded_left_and_limited_to_max_new_tokens(tiny, monkeypatch):
+    reader = build("reader", str(tiny), max_new_tokens=4, batch_size=4)
+    seen = []
+    original = reader.lm.pipeline
+    monkeypatch.setattr(
+        reader.lm, "pipeline", lambda chats, **kw: seen.append((len(chats), kw)) or original(chats, **kw)
+    )
+    reader.batch(reader_items())
+    assert [n for n, _ in seen] == [4, 2]
+    assert all(kw["max_new_tokens"] == 4 and kw["do_sample"] is False and kw["batch_size"] == n for n, kw in seen)
+    assert reader.lm.tokenizer.padding_side == "left"
+
+
+def test_compressor_limit_follows_the_budget(tiny):
+    comp = build("compressor", str(tiny))
+    context = " ".join(MEMORIES[1:]) * 3
+    model_tokens = len(comp.lm.tokenizer(context, add_special_tokens=False)["input_ids"])
+    cl100k = len(get_codec().encode(context))
+    for budget in (1, 10, 37):
+        expected = math.ceil(budget * model_tokens / cl100k)
+        item = CompressorInput(context, "why writes failed", budget)
+        assert comp.max_new_tokens(item) == expected
+
+
+def test_one_generation_serves_every_budget_of_a_prompt(tiny, monkeypatch):
+    comp = build("compressor", str(tiny))
+    context = " ".join(MEMORIES[1:])
+    items = [CompressorInput(context, "g", 8), CompressorInput(context, "g", 20), CompressorInput(context, "", 8)]
+    alone = [comp(item) for item in items]
+    calls = []
+    original = comp.lm.pipeline
+    monkeypatch.setattr(comp.lm, "pipeline", lambda chats, **kw: calls.append(len(chats)) or original(chats, **kw))
+    assert comp.batch(items) == alone
+    assert calls == [2]  # two distinct prompts (goal, no goal) in one batch
+    assert alone[1].startswith(alone[0]) and len(alone[1]) > len(alone[0])  # greedy: the shorter is a prefix
+
+
+def test_goal_and_no_goal_use_their_own_prompt_template():
+    goal = pipeline._chat("compressor", context="C", goal="G")
+    none = pipeline._chat("compressor", context="C", goal=" ")
+    assert goal[-1]["content"] == PROMPTS["compressor"]["goal"].format(context="C", goal="G")
+    assert none[-1]["content"] == PROMPTS["compressor"]["no_goal"].format(context="C")
+
+
+def test_a_random_model_judge_never_says_correct(tiny):
+    judge = build("judge", str(tiny))
+    items = [JudgeInput("Which node?", "ledger-pg-02", ("ledger-pg-02",), "source")] * 2
+    assert judge.batch(items) == [False, False]  # noise is unparseable, and unparseable is wrong
+
+
+def test_runner_caches_every_model_call(tiny, tmp_path):
+    data = synthetic(seed=0, contexts=2, goals_per_context=2, questions_per_goal=2)
+    spec = f"hf:{tiny}"
+    kw = dict(compressor=[spec, "truncate"], reader=spec, judge=spec, ratios=(0.1,), cache_dir=str(tmp_path))
+    first = run_benchmark(data, progress=False, n_bootstrap=0, **kw)
+    second = run_benchmark(data, progress=False, n_bootstrap=0, **kw)
+    assert first.calls["compressor"] > 0 and first.calls["reader"] > 0 and first.calls["judge"] > 0
+    assert second.calls == {"compressor": 0, "reader": 0, "judge": 0}
+    assert second.answers == first.answers
+    assert first.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
+
+
+@pytest.mark.slow
+def test_real_smollm2_reads_answers_and_batches_like_single_calls():
+    reader = resolve("reader", "smollm2")
+    items = [
+        ReaderInput("The primary node ledger-pg-02 stopped accepting writes at 09:41 UTC.", "Which node failed?"),
+        ReaderInput("Mei Lin noticed the full disk. The ledger stayed read-only for 47 minutes.", "Who noticed it?"),
+        ReaderInput("The capital of France is Paris.", "What is the capital of France?"),
+    ]
+    answers = reader.batch(items)
+    assert answers == [reader(item) for item in items]
+    assert "ledger-pg-02" in answers[0] and "Mei Lin" in answers[1] and "Paris" in answers[2]
+    comp = resolve("compressor", "smollm2")
+    context = " ".join(i.memory for i in items)
+    notes = comp(CompressorInput(context, "who noticed the outage", 12))
+    assert notes and len(comp.lm.tokenizer(notes, add_special_tokens=False)["input_ids"]) <= comp.max_new_tokens(
+        CompressorInput(context, "", 12)
+    )
