@@ -6,10 +6,12 @@ import json
 import multiprocessing as mp
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
 from pathlib import Path
+from subprocess import PIPE
 
 import pytest
 
@@ -147,10 +149,18 @@ def test_num_processes_inside_a_launch_must_match_it(monkeypatch, capsys):
     assert "--num-processes 3 inside a launch of 2 processes" in capsys.readouterr().err
 
 
-def _gacc(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+def _gacc(cwd: Path, *args: str) -> tuple[int, str, str]:
+    """Run `gacc run` in its own process group, so a stuck launch is killed with all its ranks."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
     cmd = [sys.executable, "-m", "gacc_hf", "run", *args, "--cache-dir", "cache", "--output-dir", "out"]
-    return subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600, check=False)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=PIPE, stderr=PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"gacc run {' '.join(args)} did not finish in 300 s:\n{err[-3000:]}")
+    return proc.returncode, out, err
 
 
 def _without_commit(data: bytes) -> bytes:
@@ -163,10 +173,10 @@ def test_two_accelerate_processes_write_the_one_process_results_folder(tmp_path)
     args = ["--data", str(data), "--conditions", "own,none,cross,full", "--bootstrap", "200", "--no-progress"]
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir(), two.mkdir()
-    single = _gacc(one, *args)
-    assert single.returncode == 0, single.stderr
-    double = _gacc(two, *args, "--num-processes", "2")
-    assert double.returncode == 0, double.stderr
+    code, _, err = _gacc(one, *args)
+    assert code == 0, err
+    code, out, err = _gacc(two, *args, "--num-processes", "2")
+    assert code == 0, err
 
     files = sorted(p.name for p in (one / "out").iterdir())
     assert "results.json" in files and "answers.parquet" in files
@@ -176,8 +186,8 @@ def test_two_accelerate_processes_write_the_one_process_results_folder(tmp_path)
         assert a == b, name
 
     calls = json.loads((one / "out" / "results.json").read_text())["calls"]
-    per_rank = re.search(r"calls per process: 0: (\{.*?\}); 1: (\{.*?\})", double.stdout)
-    assert per_rank, double.stdout
+    per_rank = re.search(r"calls per process: 0: (\{.*?\}); 1: (\{.*?\})", out)
+    assert per_rank, out
     ranks = [json.loads(part.replace("'", '"')) for part in per_rank.groups()]
     assert all(r["compressor"] > 0 for r in ranks)  # both processes did work
     assert sum(r["compressor"] for r in ranks) == calls["compressor"]  # and no memory was computed twice

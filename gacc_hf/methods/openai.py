@@ -122,9 +122,6 @@ class Client:
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "retries": 0}
 
-    def __repr__(self) -> str:  # the default would be harmless, but say it: no key in here
-        return f"Client({self.settings.base_url!r}, model={self.settings.model!r})"
-
     def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         """The JSON answer of one request, retried on transient failures."""
         url = f"{self.settings.base_url}/{path}"
