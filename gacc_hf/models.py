@@ -30,6 +30,11 @@ _MARKER = "gacc-hf-source.json"
 _HASH_CHUNK = 1 << 20
 _HUB_FILES = ["*.json", "*.safetensors", "*.jinja", "*.model", "*.txt"]
 
+# Idle OpenMP threads sleep instead of spinning: on a busy 2-core machine spinning threads starve the
+# working ones (measured: 2-thread generation ran 4x slower than 1 thread while another process ran).
+# Read by libgomp when torch loads, which this module's loaders do first; a user's setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 _CAUSAL: dict[Path, CausalLM] = {}
 _ENCODERS: dict[Path, SentenceEncoder] = {}
 

@@ -96,7 +96,8 @@ class _ChatMethod:
         for chat, limit in zip(chats, limits, strict=True):
             key = json.dumps(chat)
             prompts[key] = (chat, max(limit, prompts.get(key, (chat, 0))[1]))
-        lengths = {k: len(self._prompt_ids(chat)) for k, (chat, _) in prompts.items()}
+        ids = {k: self._prompt_ids(chat) for k, (chat, _) in prompts.items()}
+        lengths = {k: len(v) for k, v in ids.items()}
         order = sorted(prompts, key=lengths.__getitem__)
         new_ids: dict[str, list[int]] = {}
         for start in range(0, len(order), self.batch_size):
@@ -110,7 +111,11 @@ class _ChatMethod:
                 pad_token_id=tokenizer.pad_token_id,
             )
             padded = max(lengths[k] for k in keys)
-            new_ids.update((k, list(out[0]["generated_token_ids"][padded:])) for k, out in zip(keys, outs, strict=True))
+            for k, out in zip(keys, outs, strict=True):
+                row = list(out[0]["generated_token_ids"])
+                if row[padded - lengths[k] : padded] != ids[k]:
+                    raise RuntimeError(f"{self.name}: the pipeline's batch layout differs from the prompt's tokens")
+                new_ids[k] = row[padded:]
         return [
             tokenizer.decode(new_ids[json.dumps(chat)][:limit], skip_special_tokens=True).strip()
             for chat, limit in zip(chats, limits, strict=True)
@@ -149,7 +154,7 @@ class PipelineReader(_ChatMethod):
 
     role = "reader"
 
-    def __init__(self, lm: CausalLM, name: str, max_new_tokens: int = 16, batch_size: int = 16) -> None:
+    def __init__(self, lm: CausalLM, name: str, max_new_tokens: int = 12, batch_size: int = 16) -> None:
         super().__init__(lm, name, batch_size, {"max_new_tokens": max_new_tokens})
         self.max_new_tokens = max_new_tokens
 
