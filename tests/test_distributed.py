@@ -202,7 +202,7 @@ def test_ranks_opening_a_new_cache_together_all_succeed(tmp_path):
     # A stress test: SQLite may refuse a concurrent switch to WAL at once ("database is locked", about 1
     # open in 100 here before `_enable_wal` waited it out); ranks of a launch open one new file together.
     ctx = mp.get_context("fork")
-    for trial in range(40):
+    for trial in range(20):
         procs = [ctx.Process(target=_open_and_write, args=(str(tmp_path / str(trial)), w)) for w in range(4)]
         for p in procs:
             p.start()
