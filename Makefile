@@ -1,4 +1,5 @@
-# Two entry points for a fresh machine: `make demo` (set up + main job) and `make test` (set up + tests).
+# Two entry points for a fresh machine: `make demo` (set up + main job) and `make test` (set up, including the
+# llama.cpp server the `server` tests start, + tests).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -32,7 +33,7 @@ server-deps: setup
 demo: setup
 	HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 $(VENV)/bin/gacc run
 
-test: setup
+test: setup server-deps
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)
