@@ -6,7 +6,9 @@ saved with fixed dpi and no "Software" metadata, so the same results produce byt
 
 from __future__ import annotations
 
+import functools
 import io
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -164,6 +166,18 @@ def _grid(
     return fig
 
 
+def _top(highest: float) -> float:
+    """Upper y limit (in %) for scores up to `highest`: the full 0–100 scale once anything passes 50%, else a
+    tighter round one, so that low scores stay readable.
+
+    >>> _top(0.9), _top(0.052), _top(0.0)
+    (103, 10, 10)
+    """
+    if highest > 0.5:
+        return 103
+    return max(10, math.ceil((100 * highest + 2) / 10) * 10)
+
+
 def _ratio(row: Mapping[str, Any]) -> float:
     return float(row["ratio"])
 
@@ -179,7 +193,12 @@ def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figur
         raise ValueError("no compressed conditions to plot (only 'full' scores)")
 
     def decorate(ax: Axes, metric: str) -> None:
-        ax.set_ylim(-3, 103)
+        highest = max(
+            [s[metric] for s in rows]
+            + [s[f"{metric}_ci_high"] for s in rows if s[f"{metric}_ci_high"] is not None]
+            + ([full[metric]] if full is not None else [])
+        )
+        ax.set_ylim(-0.03 * _top(highest), _top(highest))
         if full is not None:
             ax.axhline(100 * full[metric], color="0.35", ls="--", lw=1.2, zorder=1, label="full context (r = 1)")
 
@@ -207,8 +226,17 @@ def gaps_figure(gaps: Sequence[Mapping[str, Any]], title: str = "") -> Figure:
         lambda m: (f"{m}_diff", f"{m}_diff_ci_low", f"{m}_diff_ci_high"),
         lambda m: f"Δ {m.capitalize()} (percentage points)",
         title or "Goal gaps by retention ratio, with 95% paired goal-bootstrap CIs",
-        lambda ax, _metric: ax.axhline(0, color="0.3", lw=0.8, zorder=1),
+        functools.partial(_zero_line, rows),
     )
+
+
+def _zero_line(rows: Sequence[Mapping[str, Any]], ax: Axes, metric: str) -> None:
+    """A zero line, and a y range over every panel's CIs, at least ±5 points so that all-zero gaps stay readable."""
+    ax.axhline(0, color="0.3", lw=0.8, zorder=1)
+    keys = (f"{metric}_diff", f"{metric}_diff_ci_low", f"{metric}_diff_ci_high")
+    values = [100 * r[k] for r in rows for k in keys if r[k] is not None]
+    pad = 0.05 * (max(values) - min(values))
+    ax.set_ylim(min(min(values) - pad, -5), max(max(values) + pad, 5))
 
 
 def plot_scores(scores: Sequence[Mapping[str, Any]], path: str | Path, title: str = "") -> Path:
