@@ -7,6 +7,10 @@ and an independent judge scores against the source and gold.
 
 from gacc_hf.budget import Memory, fit_to_budget, token_budget
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput, revision_of
+
+# Bound eagerly: the function shares its module's name, and a lazy binding would be shadowed by the
+# submodule as soon as anything imported `gacc_hf.synthetic`.
+from gacc_hf.synthetic import synthetic
 from gacc_hf.tokenizer import Codec, TokenizerIdentityError, get_codec
 
 __version__ = "0.1.0"
@@ -39,10 +43,6 @@ def __getattr__(name: str):  # lazy: keep `import gacc_hf` free of datasets/eval
         from gacc_hf.data import load_sample
 
         return load_sample
-    if name == "synthetic":
-        from gacc_hf.synthetic import synthetic
-
-        return synthetic
     if name == "METRIC_PATH":
         from gacc_hf.metric import METRIC_PATH
 
