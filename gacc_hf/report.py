@@ -31,8 +31,7 @@ from gacc_hf.results import (
     write_atomic,
     write_folder,
 )
-from gacc_hf.runner import BenchmarkResult
-from gacc_hf.runner import _score as score_answers
+from gacc_hf.runner import BenchmarkResult, score_answers
 
 RESULTS_SCHEMA_VERSION = SCHEMA_VERSION
 REPORT_FILE = "report.md"

@@ -258,7 +258,7 @@ def run_benchmark(
         exposures += exp_read
     finally:
         cache.close()
-    scores = _score(answers, n_bootstrap, seed)
+    scores = score_answers(answers, n_bootstrap, seed)
     return BenchmarkResult(
         scores=scores,
         memories=ledger,
@@ -561,7 +561,7 @@ def _references_hash(references: tuple[str, ...]) -> str:
     return text_hash(json.dumps(list(references), ensure_ascii=False))
 
 
-def _score(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
+def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
     """One score row per (compressor, condition, ratio), in plan order; errored questions count as wrong."""
     cells: dict[tuple[str, str, float], list[dict[str, Any]]] = defaultdict(list)
     for row in answers:
