@@ -25,20 +25,24 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run the benchmark and write a results folder")
     p.add_argument(
         "--data",
-        default="synthetic",
+        default="sample",
         help="dataset: 'sample', 'synthetic', a .jsonl/.parquet file or folder, a save_to_disk folder or a Hub "
-        "repo id (default: synthetic)",
+        "repo id (default: sample)",
     )
     p.add_argument("--split", default=None, help="split to run when the data has several")
     p.add_argument(
         "--compressors",
         type=_csv,
-        default=["truncate", "goal-lines"],
-        help="comma-separated compressor names (default: truncate,goal-lines)",
+        default=["full", "truncate", "embed", "smollm2"],
+        help="comma-separated compressor names (default: full,truncate,embed,smollm2)",
     )
-    p.add_argument("--reader", default="fields", help="reader name (default: fields)")
-    p.add_argument("--judge", default="exact", help="judge name: exact, contains, f1 (default: exact)")
-    p.add_argument("--ratios", type=_ratios, default=[0.1, 0.25], help="retention ratios (default: 0.1,0.25)")
+    p.add_argument("--reader", default="smollm2", help="reader name (default: smollm2)")
+    p.add_argument(
+        "--judge",
+        default="contains",
+        help="judge name: exact, contains, f1, smollm2 (default: contains: a small reader answers in sentences)",
+    )
+    p.add_argument("--ratios", type=_ratios, default=[0.05, 0.1], help="retention ratios (default: 0.05,0.1)")
     p.add_argument(
         "--conditions",
         type=_csv,
@@ -48,7 +52,7 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="run seed: cross-goal pairing and bootstrap (default: 0)")
     p.add_argument("--cache-dir", default=DEFAULT_CACHE, help=f"cache directory (default: {DEFAULT_CACHE})")
     p.add_argument("--output-dir", default=DEFAULT_OUTPUT, help=f"results folder (default: {DEFAULT_OUTPUT})")
-    p.add_argument("--batch-size", type=int, default=32, help="items per model call and cache write (default: 32)")
+    p.add_argument("--batch-size", type=int, default=64, help="items per model call and cache write (default: 64)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs, 0 = none")
     p.add_argument(
         "--on-error",
