@@ -171,6 +171,7 @@ def test_two_accelerate_processes_write_the_one_process_results_folder(tmp_path)
     data = tmp_path / "data.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in _rows()), encoding="utf-8")
     args = ["--data", str(data), "--conditions", "own,none,cross,full", "--bootstrap", "200", "--no-progress"]
+    args += ["--compressors", "truncate,goal-lines", "--reader", "fields", "--judge", "exact"]  # rule methods
     one, two = tmp_path / "one", tmp_path / "two"
     one.mkdir(), two.mkdir()
     code, _, err = _gacc(one, *args)

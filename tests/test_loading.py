@@ -63,6 +63,7 @@ def test_a_path_object_works_and_the_runner_takes_a_spec(tmp_path):
 
 def test_gacc_run_takes_a_built_folder(tmp_path, capsys):
     args = ["run", "--data", str(SHIPPED_FOLDER), "--ratios", "0.2", "--conditions", "own", "--bootstrap", "0"]
+    args += ["--compressors", "truncate,goal-lines", "--reader", "fields", "--judge", "exact"]  # no model
     out = tmp_path / "out"
     assert main([*args, "--cache-dir", str(tmp_path / "c"), "--output-dir", str(out), "--no-progress"]) == 0
     assert "own" in capsys.readouterr().out and (out / "results.json").exists()
