@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 
@@ -15,18 +14,6 @@ from gacc_hf.report import derived_figures, rebuild, render_report
 from gacc_hf.results import ResultsError, json_bytes, read_folder
 
 FILES = ("results.json", "answers.parquet", "memories.parquet", "report.md", "scores.png", "gaps.png")
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("report")
-    result = real_run(root / "run", root / "cache")
-    return root / "run", result
-
-
-@pytest.fixture
-def folder(run, tmp_path):
-    return shutil.copytree(run[0], tmp_path / "run")
 
 
 def test_a_run_writes_the_whole_folder(run):

@@ -3,27 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
 
 import pyarrow.parquet as pq
 import pytest
-from results_helpers import real_run
 
 from gacc_hf.report import rebuild
 from gacc_hf.results import SCHEMA_VERSION, ResultsError, read_folder, write_atomic
-
-
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    root = tmp_path_factory.mktemp("results")
-    result = real_run(root / "run", root / "cache")
-    return root / "run", result
-
-
-@pytest.fixture
-def folder(run, tmp_path):
-    """A private copy of the run's folder that a test may damage."""
-    return shutil.copytree(run[0], tmp_path / "run")
 
 
 def test_round_trip_gives_back_the_rows_of_the_run(run):
