@@ -33,8 +33,8 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--compressors",
         type=_csv,
-        default=["full", "truncate", "embed", "smollm2"],
-        help="comma-separated compressor names (default: full,truncate,embed,smollm2)",
+        default=["truncate", "embed", "smollm2"],
+        help="comma-separated compressor names (default: truncate,embed,smollm2)",
     )
     p.add_argument("--reader", default="smollm2", help="reader name (default: smollm2)")
     p.add_argument(

@@ -24,9 +24,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from gacc_hf.benchmark_result import BenchmarkResult
 from gacc_hf.cache import text_hash
 from gacc_hf.data import Group
-from gacc_hf.runner import BenchmarkResult, run_benchmark, score_answers
+from gacc_hf.runner import run_benchmark
+from gacc_hf.scoring import score_answers
 
 # (rank, world size, local rank) variables: torchrun / `accelerate launch`, then the MPI launchers
 # `accelerate launch` uses for multi-CPU runs across machines.

@@ -49,5 +49,18 @@ def resolve(role: Role, spec: Any) -> Any:
     raise ValueError(f"unknown {role} {spec!r}; known {role}s: {', '.join(known(role))}")
 
 
+_loaded = False
+
+
 def _load_builtins() -> None:
-    import gacc_hf.methods  # noqa: F401  (registers the built-in methods on import)
+    """Register the catalogue of `gacc_hf.methods` once (it never imports this module: no circle)."""
+    global _loaded
+    if _loaded:
+        return
+    from gacc_hf.methods import BUILTINS, PREFIXES
+
+    for entry in BUILTINS:
+        _NAMED[entry.role].setdefault(entry.name, entry.factory)
+    for entry in PREFIXES:
+        _PREFIXED[entry.role].setdefault(entry.name, entry.factory)
+    _loaded = True

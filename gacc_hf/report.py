@@ -17,6 +17,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from gacc_hf.benchmark_result import BenchmarkResult
 from gacc_hf.compare import condition_gaps
 from gacc_hf.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results import (
@@ -31,7 +32,7 @@ from gacc_hf.results import (
     write_atomic,
     write_folder,
 )
-from gacc_hf.runner import BenchmarkResult, score_answers
+from gacc_hf.scoring import score_answers
 
 RESULTS_SCHEMA_VERSION = SCHEMA_VERSION
 REPORT_FILE = "report.md"

@@ -16,12 +16,13 @@ import os
 import time
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
 from tqdm.auto import tqdm
 
+from gacc_hf.benchmark_result import BenchmarkResult
 from gacc_hf.budget import exact_ratio, fit_to_budget, token_budget
 from gacc_hf.cache import Cache, make_key, text_hash
 from gacc_hf.conditions import DEFAULT_CONDITIONS, GoalAssigner, check_conditions
@@ -30,7 +31,7 @@ from gacc_hf.integrity import count_exposures, independent_budget
 from gacc_hf.loading import load_any
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput, call_many, method_name, revision_of
 from gacc_hf.registry import resolve
-from gacc_hf.scoring import score
+from gacc_hf.scoring import score_answers
 from gacc_hf.tokenizer import Codec, get_codec, independent_count
 
 OnError = Literal["raise", "record"]
@@ -40,35 +41,6 @@ FULL_CONTEXT = "full-context"
 
 class MethodError(RuntimeError):
     """A compressor, reader or judge failed or returned the wrong type; the message names the item."""
-
-
-@dataclass
-class BenchmarkResult:
-    """Everything a run produced: scores, the memory ledger, per-question answers, counters."""
-
-    scores: list[dict[str, Any]]
-    memories: list[dict[str, Any]]
-    answers: list[dict[str, Any]]
-    calls: dict[str, int]
-    integrity: dict[str, int]
-    config: dict[str, Any]
-    tokenizer: dict[str, Any]
-    errors: list[dict[str, Any]] = field(default_factory=list)
-
-    def score_table(self) -> str:
-        """The scores as a fixed-width text table."""
-        head = (
-            f"{'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
-            f"{'micro 95% CI':>15} {'n_q':>6} {'err':>4}"
-        )
-        lines = [head, "-" * len(head)]
-        for s in self.scores:
-            ci = "" if s["micro_ci_low"] is None else f"[{s['micro_ci_low']:.3f},{s['micro_ci_high']:.3f}]"
-            lines.append(
-                f"{s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
-                f"{s['macro']:>7.3f} {ci:>15} {s['n_questions']:>6} {s['n_errors']:>4}"
-            )
-        return "\n".join(lines)
 
 
 @dataclass(frozen=True)
@@ -559,23 +531,3 @@ _ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "context_id", "goal_id
 @functools.lru_cache(maxsize=1 << 16)
 def _references_hash(references: tuple[str, ...]) -> str:
     return text_hash(json.dumps(list(references), ensure_ascii=False))
-
-
-def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
-    """One score row per (compressor, condition, ratio), in plan order; errored questions count as wrong."""
-    cells: dict[tuple[str, str, float], list[dict[str, Any]]] = defaultdict(list)
-    for row in answers:
-        cells[(row["compressor"], row["condition"], row["ratio"])].append(row)
-    out = []
-    for (comp, cond, ratio), rows in cells.items():
-        s = score([r["goal_id"] for r in rows], [r["correct"] for r in rows], n_boot=n_bootstrap, seed=seed)
-        out.append(
-            {
-                "compressor": comp,
-                "condition": cond,
-                "ratio": ratio,
-                **s.as_dict(),
-                "n_errors": sum(r["error"] is not None for r in rows),
-            }
-        )
-    return out

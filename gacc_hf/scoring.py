@@ -8,8 +8,10 @@ reproducibility. Both the runner and the `evaluate` metric score through this mo
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -194,3 +196,23 @@ def paired_difference(
         int(n_q.sum()),
         len(ta.goal_ids),
     )
+
+
+def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
+    """One score row per (compressor, condition, ratio), in plan order; errored questions count as wrong."""
+    cells: dict[tuple[str, str, float], list[dict[str, Any]]] = defaultdict(list)
+    for row in answers:
+        cells[(row["compressor"], row["condition"], row["ratio"])].append(row)
+    out = []
+    for (comp, cond, ratio), rows in cells.items():
+        s = score([r["goal_id"] for r in rows], [r["correct"] for r in rows], n_boot=n_bootstrap, seed=seed)
+        out.append(
+            {
+                "compressor": comp,
+                "condition": cond,
+                "ratio": ratio,
+                **s.as_dict(),
+                "n_errors": sum(r["error"] is not None for r in rows),
+            }
+        )
+    return out

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from gacc_hf import run_benchmark
+from gacc_hf.benchmark_result import BenchmarkResult
 from gacc_hf.report import write_results
-from gacc_hf.runner import BenchmarkResult
 from gacc_hf.synthetic import synthetic
 
 RATIOS = (0.1, 0.25, 0.5)

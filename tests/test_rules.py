@@ -1,6 +1,6 @@
 import pytest
 
-from gacc_hf.methods.rules import FieldsReader, FullCompressor, GoalLinesCompressor, TruncateCompressor
+from gacc_hf.methods.rules import FieldsReader, GoalLinesCompressor, TruncateCompressor
 from gacc_hf.protocol import CompressorInput, ReaderInput
 from gacc_hf.registry import known, resolve
 from gacc_hf.tokenizer import get_codec
@@ -8,8 +8,7 @@ from gacc_hf.tokenizer import get_codec
 DOC = "Title line\nOwner team: payments\nReplica count: 12\nDeploy region: eu-west-1\nClosing remark."
 
 
-def test_full_and_truncate():
-    assert FullCompressor()(CompressorInput(DOC, "", 3)) == DOC
+def test_truncate():
     out = TruncateCompressor()(CompressorInput(DOC, "", 5))
     assert DOC.startswith(out) and len(get_codec().encode(out)) == 5
 

@@ -1,23 +1,33 @@
-"""Built-in methods, one file per family; importing this package registers their names."""
+"""Built-in methods, one file per family, and the catalogue that names them.
+
+`BUILTINS` and `PREFIXES` are plain tables (role, name, factory, one-line description); the registry
+reads them on first use, so this package never imports the registry and naming a rule method never
+imports torch. A new built-in joins by adding one row here (and one line to the method list of the
+contract tests).
+"""
+
+from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from gacc_hf.methods.judges import ContainsJudge, ExactJudge, F1Judge
-from gacc_hf.methods.rules import FieldsReader, FullCompressor, GoalLinesCompressor, TruncateCompressor
-from gacc_hf.registry import ROLES, Role, register, register_prefix
+from gacc_hf.methods.rules import FieldsReader, GoalLinesCompressor, TruncateCompressor
 
-register("compressor", "full", FullCompressor)
-register("compressor", "truncate", TruncateCompressor)
-register("compressor", "goal-lines", GoalLinesCompressor)
-register("reader", "fields", FieldsReader)
-register("judge", "exact", ExactJudge)
-register("judge", "contains", ContainsJudge)
-register("judge", "f1", F1Judge)
+ROLES = ("compressor", "reader", "judge")
 
 
-def _served(role: Role) -> Callable[[str], Any]:
+class Entry(NamedTuple):
+    """One registered name: its role, its factory and what it does in one line."""
+
+    role: str
+    name: str
+    factory: Callable[..., Any]
+    description: str
+
+
+def _served(role: str) -> Callable[[str], Any]:
     def factory(spec: str) -> Any:
         from gacc_hf.methods.openai import from_spec  # lazy: httpx only when a served method is named
 
@@ -41,7 +51,7 @@ def _imported(spec: str) -> Any:
     return obj() if isinstance(obj, type) else obj
 
 
-def _local(role: Role) -> Callable[..., Any]:
+def _local(role: str) -> Callable[..., Any]:
     """`smollm2` (no argument) or `hf:<folder-or-hub-id>`: a text-generation pipeline method for `role`."""
 
     def factory(spec: str = "smollm2") -> Any:
@@ -58,19 +68,35 @@ def _embed() -> Any:
     return EmbedCompressor()
 
 
-register("compressor", "embed", _embed)
-for _role in ROLES:
-    register_prefix(_role, "openai", _served(_role))
-    register_prefix(_role, "import", _imported)
-    register(_role, "smollm2", _local(_role))
-    register_prefix(_role, "hf", _local(_role))
+BUILTINS: list[Entry] = [
+    Entry("compressor", "truncate", TruncateCompressor, "the head of the source, cut to L by the protocol"),
+    Entry("compressor", "goal-lines", GoalLinesCompressor, "lines sharing words with the goal, in source order"),
+    Entry("compressor", "embed", _embed, "sentences closest to the goal by MiniLM embeddings, in source order"),
+    Entry("reader", "fields", FieldsReader, "answers `key: value` lookups from the memory (no model)"),
+    Entry("judge", "exact", ExactJudge, "normalised exact match against a reference"),
+    Entry("judge", "contains", ContainsJudge, "a reference inside the answer, word-bounded"),
+    Entry("judge", "f1", F1Judge, "token F1 against the best reference >= 0.5"),
+    *(Entry(role, "smollm2", _local(role), f"SmolLM2-135M-Instruct (offline, bundled) as {role}") for role in ROLES),
+]
+
+PREFIXES: list[Entry] = [
+    entry
+    for role in ROLES
+    for entry in (
+        Entry(role, "hf", _local(role), f"hf:<folder-or-hub-id>: any chat causal LM as {role}"),
+        Entry(role, "openai", _served(role), f"openai:<model>@<url>: an OpenAI-compatible server as {role}"),
+        Entry(role, "import", _imported, "import:<module>:<attribute>: a method from your own module"),
+    )
+]
 
 __all__ = [
+    "BUILTINS",
+    "PREFIXES",
     "ContainsJudge",
+    "Entry",
     "ExactJudge",
     "F1Judge",
     "FieldsReader",
-    "FullCompressor",
     "GoalLinesCompressor",
     "TruncateCompressor",
 ]

@@ -64,16 +64,6 @@ def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
 
 
-class FullCompressor:
-    """Returns the source unchanged (the `full` baseline; over-budget text is cut by the protocol)."""
-
-    name = "full"
-    revision = "full-v1"
-
-    def __call__(self, item: CompressorInput) -> str:
-        return item.context
-
-
 class TruncateCompressor:
     """Keeps the head of the source: the goal-blind baseline every compressor should beat."""
 

@@ -1,0 +1,35 @@
+"""`BenchmarkResult`: what one `run_benchmark` call returns, held in memory (the folder format is `results.py`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class BenchmarkResult:
+    """Everything a run produced: scores, the memory ledger, per-question answers, counters."""
+
+    scores: list[dict[str, Any]]
+    memories: list[dict[str, Any]]
+    answers: list[dict[str, Any]]
+    calls: dict[str, int]
+    integrity: dict[str, int]
+    config: dict[str, Any]
+    tokenizer: dict[str, Any]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    def score_table(self) -> str:
+        """The scores as a fixed-width text table."""
+        head = (
+            f"{'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
+            f"{'micro 95% CI':>15} {'n_q':>6} {'err':>4}"
+        )
+        lines = [head, "-" * len(head)]
+        for s in self.scores:
+            ci = "" if s["micro_ci_low"] is None else f"[{s['micro_ci_low']:.3f},{s['micro_ci_high']:.3f}]"
+            lines.append(
+                f"{s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
+                f"{s['macro']:>7.3f} {ci:>15} {s['n_questions']:>6} {s['n_errors']:>4}"
+            )
+        return "\n".join(lines)
