@@ -18,6 +18,8 @@ class BenchmarkResult:
     config: dict[str, Any]
     tokenizer: dict[str, Any]
     errors: list[dict[str, Any]] = field(default_factory=list)
+    exposures: list[dict[str, Any]] = field(default_factory=list)  # memory rows holding held-out text
+    seconds: dict[str, float] = field(default_factory=dict)  # time inside each role's model calls
 
     def score_table(self) -> str:
         """The scores as a fixed-width text table."""

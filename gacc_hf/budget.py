@@ -17,6 +17,8 @@ from numbers import Rational
 from gacc_hf.tokenizer import Codec, get_codec
 
 RatioLike = float | int | str | Fraction | Decimal
+# Enters every memory key: a change to the cut rule (DESIGN 1.3) must never reuse stale memories.
+PROTOCOL_VERSION = "gacc-1"
 
 
 def exact_ratio(ratio: RatioLike) -> Fraction:

@@ -1,9 +1,11 @@
 """Which goal the compressor is shown under each condition (DESIGN 1.8).
 
 `own` shows the group's goal, `none` the empty goal, `cross` another goal of the same context (of
-another context when the context has a single goal), picked by a hash of the run seed and goal id so
-that the pairing is deterministic and independent of row order. `full` compresses nothing: the memory
-is the source itself. Questions are always the group's own.
+another context when the context has a single goal), picked by a hash of the run seed and goal ids so
+that the pairing is deterministic and independent of row order, fallback included. Two ceilings show
+no goal and call no compressor: `full` (the memory is the source itself) and `oracle` (the source
+sentences holding gold evidence, cut to L: an upper bound for extractive compression, built on the
+judge side). Questions are always the group's own.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from dataclasses import dataclass
 
 from gacc_hf.data import Group
 
-CONDITIONS = ("own", "none", "cross", "full")
+CONDITIONS = ("own", "none", "cross", "full", "oracle")
+CEILINGS = ("full", "oracle")  # upper bounds, never methods
 DEFAULT_CONDITIONS = ("own", "none", "cross")
 
 
@@ -47,7 +50,9 @@ class GoalAssigner:
         self._by_context: dict[str, list[Group]] = defaultdict(list)
         for g in groups:
             self._by_context[g.context_id].append(g)
-        self._all = list(groups)
+        # a ring of every goal in seeded hash order: the same whatever the row order
+        self._ring = sorted(groups, key=lambda g: _rank(seed, "", g.goal_id))
+        self._position = {g.goal_id: i for i, g in enumerate(self._ring)}
 
     def cross(self, group: Group) -> Group:
         """Another goal of the same context, else of another context; deterministic in the seed."""
@@ -56,10 +61,10 @@ class GoalAssigner:
             return min(pool, key=lambda g: _rank(self.seed, group.goal_id, g.goal_id))
         if len(self._by_context) < 2:
             raise ValueError(f"condition 'cross' needs a second goal, but the dataset has only goal {group.goal_id!r}")
-        # walk from a seeded start to the first goal of another context (O(1) on average)
-        start = int(_rank(self.seed, group.goal_id, ""), 16) % len(self._all)
-        for k in range(len(self._all)):
-            other = self._all[(start + k) % len(self._all)]
+        # walk the ring from the goal's own place to the next goal of another context (O(1) on average)
+        start = self._position[group.goal_id]
+        for k in range(1, len(self._ring)):
+            other = self._ring[(start + k) % len(self._ring)]
             if other.context_id != group.context_id:
                 return other
         raise AssertionError("unreachable: another context exists")
@@ -67,7 +72,7 @@ class GoalAssigner:
     def shown(self, group: Group, condition: str) -> ShownGoal:
         if condition == "own":
             return ShownGoal(group.goal_id, group.goal)
-        if condition in ("none", "full"):
+        if condition in ("none", *CEILINGS):
             return ShownGoal("", "")
         if condition == "cross":
             other = self.cross(group)

@@ -142,6 +142,8 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
         config=first.config,
         tokenizer=first.tokenizer,
         errors=_merge_errors(parts, memories, answers),
+        exposures=sorted((row for p in parts for row in p.exposures), key=lambda row: position[row["goal_id"]]),
+        seconds={role: round(sum(p.seconds.get(role, 0.0) for p in parts), 3) for role in first.seconds},
     )
 
 

@@ -199,20 +199,33 @@ def paired_difference(
 
 
 def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
-    """One score row per (compressor, condition, ratio), in plan order; errored questions count as wrong."""
+    """One score row per (compressor, condition, ratio), in plan order; errored questions count as wrong.
+
+    Evidence recall is scored like correctness, by the same goal bootstrap: `evidence_micro` is the share
+    of questions whose reference survived in the memory, `evidence_macro` the share of goals whose every
+    question's evidence survived. It needs no reader, so it separates compression loss from reader loss.
+    Rows without an `evidence` field (results of older versions) get no evidence columns.
+    """
     cells: dict[tuple[str, str, float], list[dict[str, Any]]] = defaultdict(list)
     for row in answers:
         cells[(row["compressor"], row["condition"], row["ratio"])].append(row)
     out = []
     for (comp, cond, ratio), rows in cells.items():
-        s = score([r["goal_id"] for r in rows], [r["correct"] for r in rows], n_boot=n_bootstrap, seed=seed)
-        out.append(
-            {
-                "compressor": comp,
-                "condition": cond,
-                "ratio": ratio,
-                **s.as_dict(),
-                "n_errors": sum(r["error"] is not None for r in rows),
-            }
-        )
+        goals = [r["goal_id"] for r in rows]
+        s = score(goals, [r["correct"] for r in rows], n_boot=n_bootstrap, seed=seed)
+        row = {
+            "compressor": comp,
+            "condition": cond,
+            "ratio": ratio,
+            "ceiling": bool(rows[0].get("ceiling", cond in ("full", "oracle"))),
+            **s.as_dict(),
+            "n_errors": sum(r["error"] is not None for r in rows),
+        }
+        if all("evidence" in r for r in rows):
+            e = score(goals, [bool(r["evidence"]) for r in rows], n_boot=n_bootstrap, seed=seed).as_dict()
+            row.update({f"evidence_{k}": e[k] for k in _EVIDENCE_KEYS})
+        out.append(row)
     return out
+
+
+_EVIDENCE_KEYS = ("micro", "macro", "micro_ci_low", "micro_ci_high", "macro_ci_low", "macro_ci_high")

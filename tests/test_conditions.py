@@ -10,7 +10,7 @@ def test_own_none_full():
     a = GoalAssigner(groups, seed=0)
     g = groups[0]
     assert a.shown(g, "own").text == g.goal and a.shown(g, "own").goal_id == g.goal_id
-    assert a.shown(g, "none").text == "" and a.shown(g, "full").text == ""
+    assert a.shown(g, "none").text == "" and a.shown(g, "full").text == "" and a.shown(g, "oracle").text == ""
 
 
 def test_cross_stays_in_context_and_is_deterministic():
@@ -29,6 +29,20 @@ def test_cross_falls_back_to_another_context_when_single_goal():
     a = GoalAssigner(groups, seed=0)
     for g in groups:
         assert a.cross(g).context_id != g.context_id
+
+
+def test_cross_pairing_ignores_row_order_in_the_fallback_too():
+    import random
+
+    # a mix: single-goal contexts (fallback) and multi-goal ones
+    groups = validate(synthetic_rows(contexts=6, goals_per_context=1) + synthetic_rows(seed=1, contexts=3))
+    pairing = {g.goal_id: GoalAssigner(groups, seed=3).cross(g).goal_id for g in groups}
+    for k in range(5):
+        shuffled = groups[:]
+        random.Random(k).shuffle(shuffled)
+        b = GoalAssigner(shuffled, seed=3)
+        assert {g.goal_id: b.cross(g).goal_id for g in groups} == pairing
+    assert len({GoalAssigner(groups, seed=s).cross(groups[0]).goal_id for s in range(8)}) > 1  # seeded
 
 
 def test_cross_impossible_with_one_goal():

@@ -1,31 +1,148 @@
-from dataclasses import dataclass
+"""Every integrity counter fires on a planted fault and reads 0 on honest work."""
 
-from gacc_hf.integrity import count_exposures, independent_budget
-from gacc_hf.protocol import CompressorInput, ReaderInput
+from __future__ import annotations
 
+from fractions import Fraction
 
-def test_faithful_inputs_expose_nothing():
-    item = CompressorInput("ctx: the answer is 42", "find the answer", 5)
-    assert count_exposures(item, ["What is the answer?", "42"], {"context": item.context, "goal": item.goal}) == 0
+import pytest
 
+from gacc_hf import run_benchmark, synthetic
+from gacc_hf.cache import Cache
+from gacc_hf.data import load_sample, validate
+from gacc_hf.integrity import (
+    MIN_REFERENCE_CHARS,
+    budget_violations,
+    count_errors,
+    find_exposures,
+    independent_budget,
+)
+from gacc_hf.methods.judges import normalize_answer
+from gacc_hf.tokenizer import get_codec
 
-def test_question_smuggled_into_goal_is_counted():
-    item = CompressorInput("ctx", "find it. What is the answer?", 5)
-    assert count_exposures(item, ["What is the answer?"], {"context": "ctx", "goal": "find it."}) == 1
-
-
-def test_sibling_question_in_reader_input_is_counted():
-    item = ReaderInput("memory", "Q1? Q2?")
-    assert count_exposures(item, ["Q2?", "Q3?"], {"memory": "memory", "question": "Q1?"}) == 1
-
-
-def test_subclass_with_extra_field_is_an_exposure():
-    @dataclass(frozen=True)
-    class Leaky(ReaderInput):
-        gold: str = "42"
-
-    assert count_exposures(Leaky("m", "q"), [], {"memory": "m", "question": "q"}) == 1
+SAMPLE = load_sample("judge")
 
 
-def test_independent_budget():
-    assert independent_budget(100, 0.29) == 29 and independent_budget(3, 1.0) == 3
+@pytest.mark.parametrize(
+    ("n", "ratio", "expected"),
+    [
+        (3, Fraction(1, 3), 1),  # 1/3 * 3 = 1 exactly (a float recount gives 0)
+        (100, 0.29, 29),  # 0.29 * 100 = 29 (binary floating point gives 28.999...)
+        (7, Fraction(1, 7), 1),
+        (700, Fraction(1, 7), 100),
+        (10, "0.10", 1),
+        (57, 0.57, 32),  # 0.57 * 57 = 32.49
+        (1000, 1, 1000),
+        (1000, 0, 0),
+    ],
+)
+def test_independent_budget_is_exact_for_rationals(n, ratio, expected):
+    assert independent_budget(n, ratio) == expected
+
+
+def test_ratio_one_third_gives_no_count_error(cache_dir):
+    result = run_benchmark(synthetic(seed=0, contexts=3), ratios=[Fraction(1, 3), Fraction(1, 7)], progress=False)
+    assert result.integrity["count_errors"] == 0
+
+
+def test_count_errors_fires_on_a_wrong_primary_count(tmp_path):
+    groups = validate(SAMPLE.select(range(2)))
+    codec = get_codec()
+    true_n = {g.context: len(codec.encode(g.context)) for g in groups}
+    with Cache(str(tmp_path / "c")) as cache:
+        assert count_errors(groups, true_n, [0.1], cache) == 0
+        off = {t: n + 1 for t, n in true_n.items()}  # an N the independent BPE cannot agree with
+        # each distinct context: one N disagreement (the L recount of the same N agrees)
+        assert count_errors(groups, off, [0.1], cache) == len(true_n)
+
+
+def test_budget_violations_fires_on_an_over_budget_memory():
+    codec = get_codec()
+    ledger = [{"memory_key": "k1", "budget": 2}, {"memory_key": "k2", "budget": 2}, {"memory_key": "k3", "budget": 0}]
+    memories = {
+        "k1": {"memory": "hello world"},  # 2 tokens: [15339, 1917]
+        "k2": {"memory": "hello world again"},  # 3 tokens > 2
+        "k3": {"error": "failed"},  # failures have no memory to check
+    }
+    assert budget_violations(ledger, memories, codec) == 1
+
+
+def _cheater(rows):
+    """A compressor that closes over the dataset and writes the held-out questions and gold into its memory."""
+    leaks: dict[str, list[str]] = {}
+    for r in rows:
+        leaks.setdefault(r["context"], []).extend(q["question"] for q in r["questions"])
+        leaks[r["context"]].extend(ref for g in r["gold"] for ref in g["references"])
+
+    def cheat(item):
+        return " ".join(leaks[item.context])
+
+    return cheat
+
+
+def test_a_cheating_compressor_is_caught_and_its_rows_listed():
+    rows = SAMPLE.select(range(3)).to_list()
+    result = run_benchmark(
+        rows, compressor=_cheater(rows), ratios=[1.0], conditions=["own"], progress=False, n_bootstrap=0
+    )
+    assert result.integrity["exposures"] > 0
+    assert result.integrity["exposures"] == len(result.exposures)
+    kinds = {e["kind"] for e in result.exposures}
+    assert "question" in kinds
+    first = rows[0]["questions"][0]["question"]
+    assert any(e["text"] == first and e["goal_id"] == rows[0]["goal_id"] for e in result.exposures)
+
+
+def test_questions_of_a_sibling_goal_count_too():
+    rows = SAMPLE.select(range(3)).to_list()
+    assert rows[0]["context_id"] == rows[1]["context_id"]  # two goals of one context
+    sibling = rows[1]["questions"][0]["question"]
+
+    def writes_sibling(item):
+        return item.context[:200] + " " + sibling
+
+    result = run_benchmark(rows[:2], compressor=writes_sibling, ratios=[1.0], conditions=["own"], progress=False)
+    leaked = [e for e in result.exposures if e["text"] == sibling]
+    assert {e["goal_id"] for e in leaked} == {rows[0]["goal_id"], rows[1]["goal_id"]}
+
+
+def test_a_reference_absent_from_the_source_counts_only_when_long():
+    rows = SAMPLE.select(range(1)).to_list()
+    context = rows[0]["context"]
+    refs = [r for g in rows[0]["gold"] for r in g["references"]]
+    absent = [r for r in refs if normalize_answer(r) not in normalize_answer(context)]
+    long_absent = [r for r in absent if len(normalize_answer(r)) >= MIN_REFERENCE_CHARS]
+    short_absent = [r for r in absent if len(normalize_answer(r)) < MIN_REFERENCE_CHARS]
+    assert long_absent and short_absent  # the sample's first group has both kinds (hand-checked)
+
+    def paraphrase(item):
+        return " ".join(short_absent)
+
+    quiet = run_benchmark(rows, compressor=paraphrase, ratios=[1.0], conditions=["own"], progress=False)
+    assert quiet.integrity["exposures"] == 0
+
+    def leak(item):
+        return long_absent[0]
+
+    loud = run_benchmark(rows, compressor=leak, ratios=[1.0], conditions=["own"], progress=False)
+    assert [(e["kind"], e["text"]) for e in loud.exposures] == [("reference", long_absent[0])]
+
+
+def test_text_that_the_source_or_shown_goal_holds_is_no_exposure():
+    groups = validate(SAMPLE.select(range(1)))
+    g = groups[0]
+    ledger = [{"memory_key": "m", "context_id": g.context_id, "goal_id": g.goal_id, "shown_goal_id": "x",
+               "condition": "own", "compressor": "c", "ratio": 1.0}]  # fmt: skip
+    question = g.questions[0].question
+    memories = {"m": {"memory": question}}
+    assert len(find_exposures(ledger, memories, groups, {"x": ""})) == 1
+    assert find_exposures(ledger, memories, groups, {"x": "Please answer: " + question}) == []
+
+
+@pytest.mark.parametrize("compressor", ["truncate", "goal-lines"])
+def test_built_in_rule_compressors_expose_nothing(compressor):
+    for data in (SAMPLE, synthetic(seed=0, contexts=20)):
+        result = run_benchmark(
+            data, compressor=compressor, ratios=[0.1, 0.5, 1.0], conditions=["own", "none", "cross", "oracle", "full"],
+            progress=False, n_bootstrap=0,
+        )  # fmt: skip
+        assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}

@@ -75,3 +75,68 @@ def test_batch_with_wrong_length_is_an_error():
 
     with pytest.raises(ValueError, match="2 inputs"):
         call_many(Bad(), [ReaderInput("m", "a"), ReaderInput("m", "b")])
+
+
+def head(item, n=10):
+    return item.context[: n * 4]
+
+
+def make_head(n):
+    def compress(item):
+        return item.context[: n * 4]
+
+    return compress
+
+
+class Head:
+    def __init__(self, n):
+        self.n = n
+
+    def __call__(self, item):
+        return item.context[: self.n * 4]
+
+    def compress(self, item):
+        return self(item)
+
+
+class Model:  # stands for a loaded model: no canonical form
+    pass
+
+
+class HoldsModel:
+    def __init__(self):
+        self.model = Model()
+
+    def __call__(self, item):
+        return ""
+
+
+def test_revision_binds_partial_arguments_closure_cells_and_instance_state():
+    import functools
+
+    pairs = [
+        (functools.partial(head, n=10), functools.partial(head, n=100000)),
+        (make_head(10), make_head(100000)),
+        (Head(10), Head(100000)),
+        (Head(10).compress, Head(100000).compress),
+    ]
+    for small, large in pairs:
+        assert revision_of(small) != revision_of(large)
+    # equal state, separate objects: one revision, so a rerun hits the cache
+    assert revision_of(functools.partial(head, n=10)) == revision_of(functools.partial(head, n=10))
+    assert revision_of(make_head(10)) == revision_of(make_head(10))
+    assert revision_of(Head(10)) == revision_of(Head(10))
+    assert revision_of(Head(10).compress) == revision_of(Head(10).compress)
+    # plain data is hashed canonically: dict order does not matter
+    a, b = Head({"x": 1, "y": [1, 2]}), Head({"y": [1, 2], "x": 1})
+    assert revision_of(a) == revision_of(b)
+
+
+def test_state_that_cannot_be_hashed_needs_an_explicit_revision():
+    from gacc_hf.protocol import MethodIdentityError
+
+    with pytest.raises(MethodIdentityError, match=r"'HoldsModel'.*Model.*`revision`"):
+        revision_of(HoldsModel())
+    declared = HoldsModel()
+    declared.revision = "my-model@weights-sha"
+    assert revision_of(declared) == "my-model@weights-sha"

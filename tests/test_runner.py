@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 import gacc_hf.runner as runner_module
-from gacc_hf import get_codec, run_benchmark
+from gacc_hf import get_codec, run_benchmark, synthetic
 from gacc_hf.data import DataValidationError
 from gacc_hf.methods.rules import content_words
 from gacc_hf.protocol import CompressorInput, ReaderInput
@@ -334,3 +334,84 @@ def test_record_policy_keeps_going_and_retries_next_run(cache_dir):
     comp.healed, comp.calls = True, 0
     again = run_benchmark(rows, compressor=comp, **kwargs)
     assert comp.calls == 1 and again.scores[0]["n_errors"] == 0 and again.errors == []
+
+
+def _head(item, n=10):
+    return item.context[: n * 4]
+
+
+def test_stateful_methods_never_share_a_cache_entry(cache_dir):
+    """partial / closure / instance with other settings on one cache: fresh scores; equal state: 0 calls."""
+    import functools
+
+    from test_protocol import Head, make_head
+
+    rows = synthetic(seed=0, contexts=4)
+    kw = dict(reader="fields", judge="exact", ratios=[1.0], conditions=["own"], cache_dir=cache_dir, progress=False)
+    for build in (lambda n: functools.partial(_head, n=n), make_head, Head):
+        fresh_large = run_benchmark(rows, compressor=build(100000), **{**kw, "cache_dir": None})
+        run_benchmark(rows, compressor=build(2), **kw)
+        after_small = run_benchmark(rows, compressor=build(100000), **kw)
+        assert after_small.calls["compressor"] == len(rows)  # not served from the small one's entries
+        assert after_small.scores[0]["micro"] == fresh_large.scores[0]["micro"] > 0
+        again = run_benchmark(rows, compressor=build(100000), **kw)  # a new object with equal state
+        assert again.calls == {"compressor": 0, "reader": 0, "judge": 0}
+
+
+def test_a_method_without_usable_revision_is_refused_with_a_cache_before_any_call(cache_dir):
+    from test_protocol import HoldsModel
+
+    from gacc_hf.protocol import MethodIdentityError
+
+    with pytest.raises(MethodIdentityError, match="compressor: cannot derive a revision for method 'HoldsModel'"):
+        run_benchmark(synthetic(seed=0, contexts=2), compressor=HoldsModel(), cache_dir=cache_dir, progress=False)
+    # without a cache nothing can be reused: it runs
+    run_benchmark(synthetic(seed=0, contexts=2), compressor=HoldsModel(), progress=False, n_bootstrap=0)
+
+
+@pytest.mark.parametrize("ratios", [(0.1, 0.1), (0.1, "0.10"), (0.25, 0.5, 0.250)])
+def test_duplicate_ratios_are_refused_before_any_call(ratios, cache_dir):
+    calls = []
+
+    def spy(item):
+        calls.append(item)
+        return ""
+
+    with pytest.raises(ValueError, match="given twice"):
+        run_benchmark(synthetic(seed=0, contexts=2), compressor=spy, ratios=ratios, progress=False)
+    assert calls == []
+
+
+def test_a_single_ratio_may_be_a_number():
+    result = run_benchmark(synthetic(seed=0, contexts=2), ratios=0.25, progress=False, n_bootstrap=0)
+    assert {s["ratio"] for s in result.scores} == {0.25}
+
+
+def test_protocol_version_enters_the_memory_key(cache_dir, monkeypatch):
+    import gacc_hf.planning as planning
+
+    rows = synthetic(seed=0, contexts=2)
+    first = run_benchmark(rows, cache_dir=cache_dir, progress=False, n_bootstrap=0)
+    monkeypatch.setattr(planning, "PROTOCOL_VERSION", "gacc-next")
+    second = run_benchmark(rows, cache_dir=cache_dir, progress=False, n_bootstrap=0)
+    assert second.calls["compressor"] == first.calls["compressor"] > 0
+
+
+def test_data_identity_is_recorded_and_independent_of_row_order():
+    import random
+
+    rows = synthetic(seed=0, contexts=3).to_list()
+    shuffled = rows[:]
+    random.Random(1).shuffle(shuffled)
+    a = run_benchmark(rows, progress=False, n_bootstrap=0, data_spec="synthetic:contexts=3", split="test")
+    b = run_benchmark(shuffled, progress=False, n_bootstrap=0)
+    assert a.config["data"]["fingerprint"] == b.config["data"]["fingerprint"]
+    assert a.config["data"]["fingerprint"].startswith("sha256:")
+    assert a.config["data"]["spec"] == "synthetic:contexts=3" and a.config["data"]["split"] == "test"
+    assert a.config["data"]["n_groups"] == len(rows)
+    assert a.config["data"]["n_questions"] == sum(len(r["questions"]) for r in rows)
+    edited = [dict(rows[0], goal=rows[0]["goal"] + "!"), *rows[1:]]
+    c = run_benchmark(edited, progress=False, n_bootstrap=0)
+    assert c.config["data"]["fingerprint"] != a.config["data"]["fingerprint"]
+    assert a.config["methods"] == {"compressors": ["goal-lines"], "reader": "fields", "judge": "exact"}
+    assert a.config["started_at"].endswith("Z") and a.config["gacc_hf_version"]

@@ -9,51 +9,14 @@ verbatim, so every fact it keeps is exact.
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Sequence
 from typing import Any
 
 from gacc_hf.models import SentenceEncoder, load_sentence_encoder
 from gacc_hf.protocol import CompressorInput
-from gacc_hf.tokenizer import Codec, get_codec
+from gacc_hf.sentences import SENTENCE_END, SEPARATOR, pack, split_sentences
+from gacc_hf.tokenizer import get_codec
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
-_SEPARATOR = "\n"
 _MAX_CONTEXTS = 256  # sentence vectors kept per instance: every budget and goal of a source reuses them
-
-
-def split_sentences(text: str) -> list[str]:
-    """Non-empty lines, each cut after `.`, `!` or `?` when the next word starts a sentence.
-
-    >>> split_sentences("Summary\\n\\nThe disk filled. Failover ran at 09:41! it did? yes")
-    ['Summary', 'The disk filled.', 'Failover ran at 09:41! it did? yes']
-    """
-    return [s.strip() for line in text.splitlines() for s in _SENTENCE_END.split(line) if s.strip()]
-
-
-def pack(sentences: Sequence[str], scores: Sequence[float], budget: int, codec: Codec) -> str:
-    """The best-scoring sentences that fit `budget` cl100k tokens together, joined in source order.
-
-    Sentences are tried best first; one that does not fit is skipped so a shorter one can still use
-    the room. The joined text is re-counted, and the weakest kept sentence dropped until it fits.
-
-    >>> pack(["alpha beta.", "gamma.", "delta epsilon zeta eta."], [0.1, 0.9, 0.5], 5, get_codec())
-    'alpha beta.\\ngamma.'
-    """
-    ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
-    kept: list[int] = []
-    used = 0
-    for i in ranked:
-        cost = len(codec.encode(sentences[i] + _SEPARATOR))
-        if used + cost <= budget:
-            kept.append(i)
-            used += cost
-    while kept:
-        text = _SEPARATOR.join(sentences[i] for i in sorted(kept))
-        if len(codec.encode(text)) <= budget:
-            return text
-        kept.pop()  # ranked order: the last kept is the weakest
-    return ""
 
 
 class EmbedCompressor:
@@ -63,7 +26,7 @@ class EmbedCompressor:
 
     def __init__(self, encoder: SentenceEncoder | None = None) -> None:
         self.encoder = encoder or load_sentence_encoder()
-        settings = f"{self.encoder.identity}|{_SENTENCE_END.pattern}|{_SEPARATOR!r}|cosine-goal|centroid-no-goal"
+        settings = f"{self.encoder.identity}|{SENTENCE_END.pattern}|{SEPARATOR!r}|cosine-goal|centroid-no-goal"
         self.revision = f"embed-v1@{hashlib.sha256(settings.encode()).hexdigest()[:16]}"
         self._vectors: dict[str, tuple[list[str], Any]] = {}
 
