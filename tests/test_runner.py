@@ -415,3 +415,56 @@ def test_data_identity_is_recorded_and_independent_of_row_order():
     assert c.config["data"]["fingerprint"] != a.config["data"]["fingerprint"]
     assert a.config["methods"] == {"compressors": ["goal-lines"], "reader": "fields", "judge": "exact"}
     assert a.config["started_at"].endswith("Z") and a.config["gacc_hf_version"]
+
+
+class _Counted:
+    """A batched compressor that counts every item it is handed."""
+
+    name = "counted"
+    revision = "counted-v1"
+
+    def __init__(self, mode: str) -> None:
+        self.mode, self.seen = mode, 0
+
+    def __call__(self, item):
+        self.seen += 1
+        return item.context[:20]
+
+    def batch(self, items):
+        self.seen += len(items)
+        if self.mode == "raise":
+            raise RuntimeError("backend down")
+        outs = [i.context[:20] for i in items]
+        return outs[:-1] if self.mode == "short" else outs
+
+
+def test_batch_returning_the_wrong_number_of_outputs_is_a_contract_error(cache_dir):
+    with pytest.raises(MethodError, match=r"compressor 'counted': batch\(\) returned 3 outputs for 4 inputs"):
+        run_benchmark(diagnostic_rows(), compressor=_Counted("short"), ratios=[0.2], conditions=["own"],
+                      batch_size=4, cache_dir=cache_dir, progress=False)  # fmt: skip
+
+
+def test_a_raising_batch_fails_its_items_once_each_and_counts_real_calls(cache_dir, caplog):
+    comp = _Counted("raise")
+    result = run_benchmark(
+        diagnostic_rows(), compressor=comp, ratios=[0.2], conditions=["own"], batch_size=4,
+        on_error="record", cache_dir=cache_dir, progress=False,
+    )  # fmt: skip
+    assert comp.seen == 4  # each item handed over once: no item-by-item retry behind the batch
+    assert result.calls["compressor"] == 4
+    assert len(result.errors) == 4 and all("backend down" in e["error"] for e in result.errors)
+    assert "batch() raised" in caplog.text  # logged with its traceback, not swallowed
+    ok = _Counted("ok")
+    healthy = run_benchmark(diagnostic_rows(), compressor=ok, ratios=[0.2], conditions=["own"], batch_size=4,
+                            cache_dir=cache_dir, progress=False)  # fmt: skip
+    assert ok.seen == 4 and healthy.errors == []  # failures were not cached: all retried
+
+
+def test_an_output_with_a_lone_surrogate_is_that_items_failure(cache_dir):
+    def bad(item):
+        return "ok \ud800" if item.goal else "fine"  # only the goal-conditioned memories are bad
+
+    result = run_benchmark(diagnostic_rows(), compressor=bad, ratios=[0.2], conditions=["own", "none"],
+                           on_error="record", cache_dir=cache_dir, progress=False)  # fmt: skip
+    assert result.errors and all("lone surrogate" in e["error"] for e in result.errors)
+    assert all(m["error"] is None for m in result.memories if m["condition"] == "none")  # the rest stored
