@@ -6,9 +6,13 @@
 - exposures: a memory, the text that actually reaches the reader, holds held-out text that the
   compressor was never shown: a question of its context (any goal), or a gold reference of its
   context's questions, where neither the source nor the shown goal contains it. Matching is the
-  judges' (normalised, word-bounded). References shorter than `MIN_REFERENCE_CHARS` normalised
-  characters ("18", "OTP", "6 months") are left out: a compressor may rightly write such a short
-  form from what it read, and counting them would raise false alarms; questions always count.
+  judges' (normalised, word-bounded). Questions always count. A reference counts only when it is at
+  least `MIN_REFERENCE_CHARS` normalised characters long and holds a word found nowhere in the source
+  or the shown goal: short forms ("18", "OTP", "6 months") and phrases assembled from the source's
+  own words ("irreversibly anonymized data"; a plural or possessive `s` is forgiven) are what an
+  honest compressor may write from what it read, and counting them would raise false alarms. What
+  is left ("twenty-four months" for a source saying "24 months") can still be an honest paraphrase:
+  every hit is listed with its text.
 
 The input objects themselves are frozen slotted dataclasses carrying only their contract's fields
 (`gacc_hf.protocol`), so the structural guarantee needs no counter; what a method *writes* does.
@@ -107,6 +111,11 @@ def held_out_texts(groups: Iterable[Group]) -> dict[str, list[tuple[str, str]]]:
     return {context: list(pairs) for context, pairs in held.items()}
 
 
+def _assembled(reference: str, words: set[str]) -> bool:
+    """Every word of the reference is a word of the shown texts, up to a plural or possessive `s`."""
+    return all(w in words or (w.endswith("s") and w[:-1] in words) for w in normalize_answer(reference).split())
+
+
 def find_exposures(
     ledger: Iterable[Mapping[str, Any]],
     memories: Mapping[str, Mapping[str, Any]],
@@ -131,7 +140,10 @@ def find_exposures(
         goal = shown_goals.get(row["shown_goal_id"], "")
         if (context, goal) not in explained:
             seen = padded(context) + padded(goal)
-            explained[(context, goal)] = {p for p in held[context] if found(seen, [p[1]])}
+            words = set(seen.split())
+            explained[(context, goal)] = {
+                p for p in held[context] if found(seen, [p[1]]) or (p[0] == "reference" and _assembled(p[1], words))
+            }
         key = (row["memory_key"], goal)
         if key not in hits:
             text = padded(memory["memory"])

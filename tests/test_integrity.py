@@ -105,26 +105,35 @@ def test_questions_of_a_sibling_goal_count_too():
     assert {e["goal_id"] for e in leaked} == {rows[0]["goal_id"], rows[1]["goal_id"]}
 
 
-def test_a_reference_absent_from_the_source_counts_only_when_long():
-    rows = SAMPLE.select(range(1)).to_list()
-    context = rows[0]["context"]
-    refs = [r for g in rows[0]["gold"] for r in g["references"]]
-    absent = [r for r in refs if normalize_answer(r) not in normalize_answer(context)]
-    long_absent = [r for r in absent if len(normalize_answer(r)) >= MIN_REFERENCE_CHARS]
-    short_absent = [r for r in absent if len(normalize_answer(r)) < MIN_REFERENCE_CHARS]
-    assert long_absent and short_absent  # the sample's first group has both kinds (hand-checked)
+def _kinds(row):
+    """The gold references of a row absent from its source, sorted into the detector's three kinds by hand rules."""
+    text = normalize_answer(row["context"] + " " + row["goal"])
+    words = set(text.split())
+    words |= {w + "s" for w in words}
+    absent = [r for g in row["gold"] for r in g["references"] if f" {normalize_answer(r)} " not in f" {text} "]
+    short = [r for r in absent if len(normalize_answer(r)) < MIN_REFERENCE_CHARS]
+    long = [r for r in absent if r not in short]
+    novel = [r for r in long if set(normalize_answer(r).split()) - words]
+    return short, [r for r in long if r not in novel], novel
+
+
+def test_a_reference_absent_from_the_source_counts_only_when_long_and_novel():
+    # a group of the sample that has all three kinds, e.g. "twenty-four months" for a source saying
+    # "24 months" (novel), a phrase made of the source's own words (assembled), "6 months" (short)
+    row = next(r for r in SAMPLE.to_list() if all(_kinds(r)))
+    short, assembled, novel = _kinds(row)
 
     def paraphrase(item):
-        return " ".join(short_absent)
+        return " ".join(short + assembled)
 
-    quiet = run_benchmark(rows, compressor=paraphrase, ratios=[1.0], conditions=["own"], progress=False)
+    quiet = run_benchmark([row], compressor=paraphrase, ratios=[1.0], conditions=["own"], progress=False)
     assert quiet.integrity["exposures"] == 0
 
     def leak(item):
-        return long_absent[0]
+        return novel[0]
 
-    loud = run_benchmark(rows, compressor=leak, ratios=[1.0], conditions=["own"], progress=False)
-    assert [(e["kind"], e["text"]) for e in loud.exposures] == [("reference", long_absent[0])]
+    loud = run_benchmark([row], compressor=leak, ratios=[1.0], conditions=["own"], progress=False)
+    assert [(e["kind"], e["text"]) for e in loud.exposures] == [("reference", novel[0])]
 
 
 def test_text_that_the_source_or_shown_goal_holds_is_no_exposure():
