@@ -78,11 +78,11 @@ def reader_throughput(n_questions: int) -> None:
 
 
 def main_job(cache_dir: str, output_dir: str) -> None:
-    from gacc_hf.cli import build_parser, main
+    from gacc_hf.cli import main
+    from gacc_hf.presets import DEFAULTS
     from gacc_hf.registry import register
 
-    defaults = build_parser().parse_args(["run"])
-    names = [("compressor", c) for c in defaults.compressors] + [("reader", defaults.reader), ("judge", defaults.judge)]
+    names = [("compressor", c) for c in DEFAULTS.compressors] + [("reader", DEFAULTS.reader), ("judge", DEFAULTS.judge)]
     for role, name in names:  # load every model first, so loading is timed apart from the run
         start = time.perf_counter()
         method = Timed(role, resolve(role, name))  # type: ignore[arg-type]

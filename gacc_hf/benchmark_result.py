@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Table = Literal["scores", "memories", "answers"]
 
 
 @dataclass
@@ -20,6 +26,25 @@ class BenchmarkResult:
     errors: list[dict[str, Any]] = field(default_factory=list)
     exposures: list[dict[str, Any]] = field(default_factory=list)  # memory rows holding held-out text
     seconds: dict[str, float] = field(default_factory=dict)  # time inside each role's model calls
+
+    def to_pandas(self, table: Table = "scores") -> pd.DataFrame:
+        """One table of the run as a DataFrame: `scores` (one row per compressor, condition and ratio),
+        `memories` (the ledger) or `answers` (one row per question)."""
+        import pandas as pd
+
+        if table not in ("scores", "memories", "answers"):
+            raise ValueError(f"table must be 'scores', 'memories' or 'answers', got {table!r}")
+        return pd.DataFrame(getattr(self, table))
+
+    def save(self, folder: str | Path) -> Path:
+        """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,
+        config.yaml); returns the path of results.json."""
+        from gacc_hf.report import write_results  # lazy: the report layer imports this module
+        from gacc_hf.run_config import CONFIG_FILE, from_result_config
+
+        path = write_results(self, folder)
+        from_result_config(self.config).dump(Path(folder) / CONFIG_FILE)
+        return path
 
     def score_table(self) -> str:
         """The scores as a fixed-width text table."""

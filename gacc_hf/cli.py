@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gacc_hf.run_config import RunConfig
 
 DEFAULT_OUTPUT = "runs/latest"
-DEFAULT_CACHE = ".gacc_cache"
+VERBOSITY = ("DEBUG", "INFO", "WARNING", "ERROR")
+log = logging.getLogger("gacc_hf")
 
 
 def _csv(text: str) -> list[str]:
@@ -21,44 +27,72 @@ def _ratios(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"ratios must be comma-separated numbers, got {text!r}") from exc
 
 
+def _limit(text: str) -> int | float:
+    from gacc_hf.run_config import RunConfigError, parse_limit
+
+    try:
+        return parse_limit(text)
+    except RunConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run the benchmark and write a results folder")
+    from gacc_hf.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS
+
+    main = PRESETS[DEFAULT_PRESET]
+    p = sub.add_parser(
+        "run",
+        help="run the benchmark and write a results folder",
+        description="Run settings come from the preset, then the --config file, then the options given here. "
+        f"Defaults below are those of the {DEFAULT_PRESET!r} preset.",
+    )
+    # Every setting defaults to None (not given), so that a config file can fill what the command line leaves.
+    p.add_argument(
+        "--preset",
+        help=f"named experiment: {', '.join(f'{k} ({v.description})' for k, v in PRESETS.items())} "
+        f"(default: {DEFAULT_PRESET}; `gacc list presets`)",
+    )
+    p.add_argument("--config", help="run config file (.yaml/.toml), e.g. the config.yaml of a results folder")
     p.add_argument(
         "--data",
-        default="sample",
-        help="dataset: 'sample', 'synthetic', a .jsonl/.parquet file or folder, a save_to_disk folder or a Hub "
-        "repo id (default: sample)",
+        help="dataset: 'sample', 'synthetic[:contexts=N,seed=S,...]', a .jsonl/.parquet file or folder, a "
+        f"save_to_disk folder or a Hub repo id (default: {main.data})",
     )
-    p.add_argument("--split", default=None, help="split to run when the data has several")
+    p.add_argument("--split", help="split to run when the data has several")
     p.add_argument(
-        "--compressors",
-        type=_csv,
-        default=["truncate", "embed", "smollm2"],
-        help="comma-separated compressor names (default: truncate,embed,smollm2)",
+        "--limit", type=_limit, help="run on the first N groups only, or a fraction (0.1): a partial run, a quick try"
     )
-    p.add_argument("--reader", default="smollm2", help="reader name (default: smollm2)")
+    p.add_argument(
+        "--compressors", type=_csv, help=f"comma-separated compressor names (default: {','.join(main.compressors)})"
+    )
+    p.add_argument("--reader", help=f"reader name (default: {main.reader})")
     p.add_argument(
         "--judge",
-        default="contains",
-        help="judge name: exact, contains, f1, smollm2 (default: contains: a small reader answers in sentences)",
+        help=f"judge name: exact, contains, f1, smollm2 (default: {main.judge}: a small reader answers in sentences)",
     )
-    p.add_argument("--ratios", type=_ratios, default=[0.05, 0.1], help="retention ratios (default: 0.05,0.1)")
+    p.add_argument(
+        "--ratios", type=_ratios, help=f"retention ratios (default: {','.join(f'{r:g}' for r in main.ratios)})"
+    )
     p.add_argument(
         "--conditions",
         type=_csv,
-        default=["own", "none", "cross"],
-        help="conditions among own,none,cross,full (default: own,none,cross)",
+        help=f"conditions among own,none,cross,full (default: {','.join(main.conditions)})",
     )
-    p.add_argument("--seed", type=int, default=0, help="run seed: cross-goal pairing and bootstrap (default: 0)")
-    p.add_argument("--cache-dir", default=DEFAULT_CACHE, help=f"cache directory (default: {DEFAULT_CACHE})")
+    p.add_argument(
+        "--seed", type=int, help=f"run seed: cross-goal pairing and bootstrap (default: {RUN_DEFAULTS['seed']})"
+    )
+    p.add_argument("--cache-dir", help=f"cache directory (default: {RUN_DEFAULTS['cache_dir']})")
     p.add_argument("--output-dir", default=DEFAULT_OUTPUT, help=f"results folder (default: {DEFAULT_OUTPUT})")
-    p.add_argument("--batch-size", type=int, default=64, help="items per model call and cache write (default: 64)")
-    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for CIs, 0 = none")
+    p.add_argument(
+        "--batch-size", type=int, help=f"items per model call and cache write (default: {RUN_DEFAULTS['batch_size']})"
+    )
+    p.add_argument(
+        "--bootstrap", type=int, help=f"bootstrap resamples for CIs, 0 = none (default: {RUN_DEFAULTS['n_bootstrap']})"
+    )
     p.add_argument(
         "--on-error",
         choices=["raise", "record"],
-        default="raise",
-        help="stop at the first failed call (raise) or record it and go on (record)",
+        help="stop at the first failed call (raise, the default) or record it and go on (record)",
     )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.add_argument(
@@ -67,51 +101,93 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
         default=1,
         help="run on N local processes through `accelerate launch`, sharded by context (default: 1)",
     )
+    _add_verbosity(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_run)
 
 
-def load_data(spec: str, seed: int = 0, split: str | None = None):  # type: ignore[no-untyped-def]
-    """The validated judge-view dataset named on the command line (see `gacc_hf.loading.load_any`)."""
-    from gacc_hf.loading import load_any
+def resolve_run(args: argparse.Namespace) -> RunConfig:
+    """The run the options ask for: preset, then the --config file, then the options given."""
+    from gacc_hf import run_config
 
-    return load_any(spec, "judge", split=split, seed=seed)
+    file_values = run_config.load(args.config) if args.config else {}
+    return run_config.resolve(file_values, {key: getattr(args, key) for key in (*run_config.KEYS,)})
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from gacc_hf import distributed
-    from gacc_hf.report import write_results
+    from gacc_hf.loading import load_any
+    from gacc_hf.run_config import limited_count
 
+    run = resolve_run(args)
     topology = distributed.detect()
     if args.num_processes > 1 and topology.world_size == 1:
         return distributed.launch(args.argv, args.num_processes)
     if args.num_processes not in (1, topology.world_size):
         raise ValueError(f"--num-processes {args.num_processes} inside a launch of {topology.world_size} processes")
-    dataset = load_data(args.data, args.seed, args.split)
+    dataset = load_any(run.data, "judge", split=run.split)
+    limit = None
+    if run.limit is not None:
+        kept = limited_count(run.limit, len(dataset))
+        limit = {"value": run.limit, "groups": kept, "of": len(dataset)}
+        log.info("limit %s: the first %d of %d groups (a partial run)", run.limit, kept, len(dataset))
+        dataset = dataset.select(range(kept))
+    log.info("data %s: %d groups", run.data, len(dataset))
+    log.debug("resolved run: %s", run.to_dict())
     result, rank_calls = distributed.run_benchmark_sharded(
         dataset,
         topology=topology,
-        compressor=args.compressors,
-        reader=args.reader,
-        judge=args.judge,
-        ratios=args.ratios,
-        conditions=args.conditions,
-        cache_dir=args.cache_dir,
-        seed=args.seed,
-        n_bootstrap=args.bootstrap,
-        batch_size=args.batch_size,
-        on_error=args.on_error,
-        progress=not args.no_progress,
+        compressor=run.compressors,
+        reader=run.reader,
+        judge=run.judge,
+        ratios=run.ratios,
+        conditions=run.conditions,
+        cache_dir=run.cache_dir,
+        seed=run.seed,
+        n_bootstrap=run.bootstrap,
+        batch_size=run.batch_size,
+        on_error=run.on_error,
+        progress=not args.no_progress and log.isEnabledFor(logging.INFO),
     )
     if result is None:  # another rank: rank 0 reports and writes the merged results
         return 0
+    result.config.setdefault("data", {"spec": run.data, "split": run.split})
+    result.config.setdefault("methods", {"compressors": run.compressors, "reader": run.reader, "judge": run.judge})
+    result.config["limit"] = limit
     print(result.score_table())
     print(f"calls: {result.calls}")
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))
     print(f"integrity: {result.integrity}")
-    path = write_results(result, args.output_dir)
+    path = result.save(args.output_dir)
     print(f"results: {path}")
     return 1 if any(result.integrity.values()) else 0
+
+
+def add_list_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("list", help="the built-in methods, name prefixes and presets, one line each")
+    p.add_argument("role", nargs="?", choices=[*LIST_ROLES, *(f"{r}s" for r in LIST_ROLES)], help="list only these")
+    p.set_defaults(func=cmd_list)
+
+
+LIST_ROLES = ("compressor", "reader", "judge", "preset")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from gacc_hf.methods import BUILTINS, PREFIXES
+    from gacc_hf.presets import DEFAULT_PRESET, PRESETS
+
+    roles = [args.role.removesuffix("s")] if args.role else list(LIST_ROLES)
+    for role in roles:
+        if role == "preset":
+            rows = [(n, p.description + (" (default)" if n == DEFAULT_PRESET else "")) for n, p in PRESETS.items()]
+        else:
+            rows = [(e.name, e.description) for e in BUILTINS if e.role == role]
+            rows += [(f"{e.name}:...", e.description) for e in PREFIXES if e.role == role]
+        print(f"{role}s:")
+        width = max(len(name) for name, _ in rows)
+        for name, description in rows:
+            print(f"  {name:<{width}}  {description}")
+    return 0
 
 
 def add_install_metric_parser(sub: argparse._SubParsersAction) -> None:
@@ -152,7 +228,7 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from gacc_hf.compare import format_table, paired_table, select
+    from gacc_hf.compare import format_table, paired_table, select, shared_cells
     from gacc_hf.results import read_folder
 
     run_a = read_folder(args.run_a)
@@ -163,7 +239,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     labels = (f"{args.run_a}:{rows_a[0]['compressor']}", f"{args.run_b or args.run_a}:{rows_b[0]['compressor']}")
     n_boot = run_a.config.get("n_bootstrap", 1000) if args.bootstrap is None else args.bootstrap
     seed = run_a.config.get("seed", 0) if args.seed is None else args.seed
+    rows_a, rows_b, skipped = shared_cells(rows_a, rows_b, ("A", "B"))
     print(format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels))
+    if skipped:
+        print(f"skipped {len(skipped)} cell(s) not in both runs: {'; '.join(skipped)}")
     return 0
 
 
@@ -191,10 +270,14 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     from gacc_hf import hub, model_card
     from gacc_hf.results import read_folder
+    from gacc_hf.run_config import partial_run
 
     if not args.dry_run:
         hub.require_online(f"publish to {args.repo_id}")
     run = read_folder(args.run_dir)
+    partial = partial_run(run.config)
+    if partial:
+        raise ValueError(f"{args.run_dir} is {partial}; publish only a run over the whole dataset")
     api = None if args.dry_run else HfApi()
     if args.card:
         if not Path(args.card).is_file():
@@ -308,10 +391,57 @@ def cmd_data_push(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_verbosity(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--verbosity",
+        type=str.upper,
+        choices=VERBOSITY,
+        default=default,
+        help="DEBUG (also the resolved run), INFO (progress bars and notes; the default), WARNING or ERROR "
+        "(only the results and the errors)",
+    )
+
+
+class _Stderr(logging.Handler):
+    """Writes to the sys.stderr of the moment (tests and notebooks swap it)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(self.format(record), file=sys.stderr)
+
+
+def configure_logging(level: str) -> None:
+    """Our notes at `level`; the libraries' at WARNING (DEBUG passes theirs through too)."""
+    import datasets
+
+    if not any(isinstance(h, _Stderr) for h in log.handlers):
+        handler = _Stderr()
+        handler.setFormatter(logging.Formatter("gacc: %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
+    log.setLevel(level)
+    libraries = logging.DEBUG if level == "DEBUG" else max(logging.WARNING, logging.getLevelName(level))
+    datasets.utils.logging.set_verbosity(libraries)
+    if libraries > logging.INFO:
+        datasets.disable_progress_bars()
+    else:
+        datasets.enable_progress_bars()
+    if "transformers" in sys.modules:
+        sys.modules["transformers"].utils.logging.set_verbosity(libraries)
+    else:  # read by transformers when it is first imported
+        import os
+
+        os.environ["TRANSFORMERS_VERBOSITY"] = logging.getLevelName(libraries).lower()
+
+
 def build_parser() -> argparse.ArgumentParser:
+    from gacc_hf import __version__
+
     parser = argparse.ArgumentParser(prog="gacc", description="GACC-Bench: goal-conditioned context compression")
+    parser.add_argument("--version", action="version", version=f"gacc {__version__}")
+    _add_verbosity(parser, "INFO")
     sub = parser.add_subparsers(dest="command", required=True)
     add_run_parser(sub)
+    add_list_parser(sub)
     add_install_metric_parser(sub)
     add_data_parser(sub)
     add_report_parser(sub)
@@ -323,6 +453,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # relaunched as is by `--num-processes`
+    configure_logging(args.verbosity)
     try:
         return int(args.func(args) or 0)
     except (ValueError, RuntimeError) as exc:

@@ -1,9 +1,10 @@
 """Paired comparisons of answer rows: two runs, two compressors of one run, or two conditions.
 
 Both sides must have answered the same questions: rows are aligned by (condition, ratio, question_id)
-and the difference is B minus A with a paired goal-bootstrap CI (`scoring.paired_difference`). Sides
-that do not cover the same questions are refused, because an unpaired difference would mix a change
-of method with a change of questions.
+and the difference is B minus A with a paired goal-bootstrap CI (`scoring.paired_difference`). Two runs
+are compared on the (condition, ratio) cells both have (`shared_cells` says which it skipped); within a
+cell, sides that do not cover the same questions are refused, because an unpaired difference would mix
+a change of method with a change of questions.
 """
 
 from __future__ import annotations
@@ -37,6 +38,32 @@ def select(answers: Sequence[Mapping[str, Any]], compressor: str | None, label: 
     if compressor not in names:
         raise CompareError(f"{label} has no compressor {compressor!r}; it has {', '.join(names)}")
     return [r for r in answers if r["compressor"] == compressor]
+
+
+def _cell(row: Mapping[str, Any]) -> tuple[str, float]:
+    return str(row["condition"]), float(row["ratio"])
+
+
+def _cells(cells: set[tuple[str, float]]) -> str:
+    return ", ".join(f"{cond} r={ratio:g}" for cond, ratio in sorted(cells))
+
+
+def shared_cells(
+    rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]], labels: tuple[str, str] = ("A", "B")
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], list[str]]:
+    """The rows of the (condition, ratio) cells both sides have, and one note per cell only one side has.
+
+    >>> a = [{"condition": "own", "ratio": r} for r in (0.1, 0.2)]
+    >>> shared_cells(a, a[1:])[2]
+    ['own r=0.1 (only in A)']
+    """
+    cells = {label: set(map(_cell, rows)) for label, rows in zip(labels, (rows_a, rows_b), strict=True)}
+    shared = set.intersection(*cells.values())
+    if not shared:
+        have = "; ".join(f"{label} has {_cells(cs)}" for label, cs in cells.items())
+        raise CompareError(f"{labels[0]} and {labels[1]} have no (condition, ratio) cell in common: {have}")
+    skipped = [f"{_cells({cell})} (only in {label})" for label, cs in cells.items() for cell in sorted(cs - shared)]
+    return [r for r in rows_a if _cell(r) in shared], [r for r in rows_b if _cell(r) in shared], skipped
 
 
 def _by_key(rows: Iterable[Mapping[str, Any]], label: str) -> dict[Key, Mapping[str, Any]]:

@@ -140,6 +140,18 @@ def _check_gold(i: int, row: Mapping[str, Any], gid: str | None, qids: list[str]
             problems.append(Problem(i, "gold", f"question {qid!r} has no references (no gold entry)", gid))
 
 
+PUBLIC_VIEW = (
+    "this is the public view of a GACC dataset (no 'gold' column: no references to score answers against); "
+    "load the judge view instead: load_dataset(repo, 'judge'), gacc_hf.load_sample('judge') or "
+    "gacc_hf.loading.load_any(spec, 'judge')"
+)
+
+
+def is_public_view(problems: Sequence[Problem]) -> bool:
+    """Whether `problems` is the one problem of public-view rows checked as judge rows."""
+    return len(problems) == 1 and problems[0].message == PUBLIC_VIEW
+
+
 def find_problems(
     rows: Iterable[Mapping[str, Any]],
     require_gold: bool = True,
@@ -157,7 +169,11 @@ def find_problems(
     def where(i: int) -> str:
         return f"row {i}" if origins is None else f"{origins[i][0]} row {origins[i][1]}"
 
+    rows = list(rows)
     problems: list[Problem] = []
+    if require_gold and rows and all(isinstance(r, Mapping) and "gold" not in r for r in rows):
+        rows = []  # one message for the whole view, not one missing column per row
+        problems.append(Problem(0, "gold", PUBLIC_VIEW))
     goal_rows: dict[str, int] = {}
     question_rows: dict[str, int] = {}
     contexts: dict[str, tuple[int, str]] = {}
@@ -214,7 +230,9 @@ def find_problems(
 
 
 def as_rows(dataset: Any) -> list[dict[str, Any]]:
-    """Rows of a `datasets.Dataset`, a list of dicts or any iterable of mappings."""
+    """Rows of a `datasets.Dataset` (or a `DatasetDict` of one split), a list of dicts or any iterable of mappings."""
+    if isinstance(dataset, datasets.DatasetDict) and len(dataset) == 1:
+        dataset = next(iter(dataset.values()))
     if isinstance(dataset, datasets.DatasetDict):
         raise DataValidationError(
             [Problem(0, "*", f"got a DatasetDict with splits {list(dataset)}; pass one split, e.g. ds['test']")]

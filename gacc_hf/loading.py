@@ -2,7 +2,9 @@
 
 A spec is one of:
 
-- `"sample"`: the bundled sample benchmark; `"synthetic"`: the deterministic generator (20 contexts);
+- `"sample"`: the bundled sample benchmark; `"synthetic"`: the deterministic generator, with its
+  arguments in the spec (`"synthetic:contexts=50,seed=1"`; see `gacc_hf.synthetic` for the defaults), so
+  the data never depends on a run's seed;
 - a `.jsonl` or `.parquet` file in the schema, or a folder of them. A folder whose README.md card has
   `configs:` (what `gacc data build` writes) uses the files of the asked config; otherwise the split
   naming conventions of `datasets` apply (`train.jsonl`, `data/test-*.parquet`, ...), and files without
@@ -35,6 +37,7 @@ from gacc_hf.data import (
     Problem,
     find_file_problems,
     find_problems,
+    is_public_view,
     load_sample,
     public_view,
 )
@@ -42,7 +45,11 @@ from gacc_hf.dataset_card import CONFIGS
 from gacc_hf.hub import require_online
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-SYNTHETIC_CONTEXTS = 20
+# generated data and the (integer) arguments its spec may carry
+GENERATED: dict[str, tuple[str, ...]] = {
+    "sample": (),
+    "synthetic": ("contexts", "goals_per_context", "questions_per_goal", "seed"),
+}
 DEFAULT_SPLIT = "test"
 Files = dict[str, list[Path]]
 
@@ -143,12 +150,43 @@ def _as_dict(loaded: datasets.Dataset | datasets.DatasetDict) -> datasets.Datase
     return loaded if isinstance(loaded, datasets.DatasetDict) else datasets.DatasetDict({DEFAULT_SPLIT: loaded})
 
 
-def _load_in_memory(name: str, config: Config, seed: int, cache_dir: str | Path | None) -> datasets.DatasetDict:
+def parse_spec(spec: str) -> tuple[str, dict[str, int]]:
+    """A generated-data spec split into its name and arguments; any other spec is returned as is.
+
+    >>> parse_spec("synthetic:contexts=50,seed=1")
+    ('synthetic', {'contexts': 50, 'seed': 1})
+    >>> parse_spec("data/train.jsonl")
+    ('data/train.jsonl', {})
+    """
+    name, sep, rest = spec.partition(":")
+    if name not in GENERATED:
+        return spec, {}
+    known = GENERATED[name]
+    args: dict[str, int] = {}
+    for part in rest.split(",") if sep else []:
+        key, _, value = (x.strip() for x in part.partition("="))
+        if key not in known:
+            takes = f"its arguments are {', '.join(known)}" if known else "it takes no arguments"
+            raise DataSourceError(f"data spec {spec!r}: {name} has no argument {key!r}; {takes}")
+        if key in args:
+            raise DataSourceError(f"data spec {spec!r}: {key} is given twice")
+        try:
+            args[key] = int(value)
+        except ValueError:
+            raise DataSourceError(f"data spec {spec!r}: {key} needs an integer value ({key}=N)") from None
+    return name, args
+
+
+def _load_in_memory(name: str, config: Config, cache_dir: str | Path | None) -> datasets.DatasetDict:
     """Sources that are not files in the schema: synthetic, a save_to_disk folder, a Hub repo."""
-    if name == "synthetic":
+    base, args = parse_spec(name)
+    if base == "synthetic":
         from gacc_hf.synthetic import synthetic
 
-        return datasets.DatasetDict({DEFAULT_SPLIT: synthetic(seed=seed, contexts=SYNTHETIC_CONTEXTS)})
+        try:
+            return datasets.DatasetDict({DEFAULT_SPLIT: synthetic(**args)})
+        except ValueError as exc:
+            raise DataSourceError(f"data spec {name!r}: {exc}") from exc
     if Path(name).is_dir():
         return _as_dict(datasets.load_from_disk(name))
     require_online(f"load the Hub dataset {name!r}")
@@ -160,8 +198,9 @@ def _load_in_memory(name: str, config: Config, seed: int, cache_dir: str | Path 
 
 def _kind(name: str) -> str:
     """'sample', 'synthetic', 'files', 'saved' or 'hub'; DataSourceError when the spec names nothing."""
-    if name in ("sample", "synthetic"):
-        return name
+    base, _args = parse_spec(name)
+    if base in GENERATED:
+        return base
     path = Path(name)
     if path.exists():
         return "saved" if path.is_dir() and is_saved_dataset(path) else "files"
@@ -178,14 +217,13 @@ def load_any(
     config: Config = "judge",
     *,
     split: str | None = None,
-    seed: int = 0,
     cache_dir: str | Path | None = None,
 ) -> datasets.Dataset:
     """The validated dataset a spec names, in the asked view (see the module doc for the specs).
 
-    `split` chooses among several splits (needed only when there are several). `seed` drives
-    "synthetic". `cache_dir` is the `datasets` cache (default: HF_DATASETS_CACHE). Invalid data raises
-    DataValidationError naming every file, row and field at fault, before anything is written.
+    `split` chooses among several splits (needed only when there are several). `cache_dir` is the
+    `datasets` cache (default: HF_DATASETS_CACHE). Invalid data raises DataValidationError naming every
+    file, row and field at fault, before anything is written.
     """
     _check_config(config)
     name = os.fspath(spec)
@@ -195,7 +233,7 @@ def load_any(
     if kind == "files":
         files, _held = data_files(name, config)
         return _pick(build(files, config, cache_dir=cache_dir), split, name)
-    loaded = _load_in_memory(name, config, seed, cache_dir)
+    loaded = _load_in_memory(name, config, cache_dir)
     problems = _row_problems(loaded, config, "judge", name)  # a public view drops gold, so gold is no leak here
     if problems:
         raise DataValidationError(problems)
@@ -203,28 +241,34 @@ def load_any(
     return public_view(chosen) if config == "public" else chosen
 
 
-def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = None, *, seed: int = 0) -> list[Problem]:
+def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = None) -> list[Problem]:
     """Every problem of the data a spec names, without raising for bad rows (what `gacc data validate` lists).
 
     With `config=None` every view the data holds is checked: the judge view, and also the public files
-    of a folder built by `gacc data build` (which must not carry gold).
+    of a folder built by `gacc data build` (which must not carry gold); data that holds only the public
+    view (no gold anywhere) is checked as a public view.
     """
     name = os.fspath(spec)
     kind = _kind(name)
     if config is not None:
         _check_config(config)
-    views: tuple[Config, ...] = (config,) if config else ("judge",)
-    if config is None and kind == "files" and {"public", "judge"} <= set(card_configs(name)):
-        views = ("judge", "public")
-    problems: list[Problem] = []
-    for view in views:
+
+    def view_problems(view: Config) -> list[Problem]:
         if kind in ("sample", "files"):
             files, held = data_files(SAMPLE_PATH if kind == "sample" else name, view)
             flat = [p for paths in files.values() for p in paths]
-            problems += find_file_problems(flat, view == "judge", forbid_gold=held == "public")
-        else:
-            problems += _row_problems(_load_in_memory(name, view, seed, None), view, view, name)
-    return problems
+            return find_file_problems(flat, view == "judge", forbid_gold=held == "public")
+        return _row_problems(_load_in_memory(name, view, None), view, view, name)
+
+    if config is not None:
+        return view_problems(config)
+    configs = set(card_configs(name)) if kind == "files" else set()
+    if configs == {"public"}:
+        return view_problems("public")
+    problems = view_problems("judge")
+    if is_public_view(problems):
+        return view_problems("public")
+    return problems + (view_problems("public") if {"public", "judge"} <= configs else [])
 
 
 def check_hub_folder(folder: str | Path) -> Mapping[str, Files]:

@@ -9,6 +9,8 @@ contract tests).
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -40,10 +42,14 @@ def _imported(spec: str) -> Any:
     """`import:<module>:<attribute>`: a class (built without arguments), a function or an instance.
 
     Lets the command line (and every launched process) name a method defined in the user's own module.
+    The working directory is searched too (after the installed packages), as `python -m` does, so a
+    module beside the user finds the same way under the `gacc` script and `accelerate launch`.
     """
     module, sep, attr = spec.partition(":")
     if not sep or not module or not attr:
         raise ValueError(f"expected import:<module>:<attribute>, got import:{spec}")
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         obj = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as exc:

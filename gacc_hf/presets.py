@@ -1,0 +1,77 @@
+"""The one definition of the run defaults, as named presets shared by `run_benchmark` and `gacc run`.
+
+A preset names a whole experiment (data, methods, conditions, ratios), so `gacc run` and
+`run_benchmark(ds)` with no method arguments are the same experiment, and a newcomer can try the
+harness in seconds with `gacc run --preset rules`. `PRESETS` is the single table to edit; the run
+settings that are not part of an experiment's design (seed, bootstrap, batching, cache) are
+`RUN_DEFAULTS`, also shared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Preset:
+    """An experiment by name: what data, which methods, under which conditions and budgets."""
+
+    description: str
+    data: str
+    compressors: tuple[str, ...]
+    reader: str
+    judge: str
+    conditions: tuple[str, ...]
+    ratios: tuple[float, ...]
+
+    def methods(self) -> dict[str, Any]:
+        """The settings as `run_benchmark` keyword arguments (everything but the data)."""
+        return {
+            "compressor": list(self.compressors),
+            "reader": self.reader,
+            "judge": self.judge,
+            "ratios": self.ratios,
+            "conditions": self.conditions,
+        }
+
+
+PRESETS: dict[str, Preset] = {
+    "main": Preset(
+        description="the main job: the bundled sample, rule, embedding and SmolLM2 compressors, SmolLM2 reader",
+        data="sample",
+        compressors=("truncate", "embed", "smollm2"),
+        reader="smollm2",
+        judge="contains",
+        conditions=("own", "none", "cross"),
+        ratios=(0.05, 0.1),
+    ),
+    "rules": Preset(
+        description="rule methods only, on generated data: seconds, no model",
+        data="synthetic",
+        compressors=("truncate", "goal-lines"),
+        reader="fields",
+        judge="exact",
+        conditions=("own", "none", "cross"),
+        ratios=(0.1, 0.25),
+    ),
+}
+DEFAULT_PRESET = "main"
+DEFAULTS = PRESETS[DEFAULT_PRESET]
+
+# Settings of how a run is carried out rather than what it measures.
+RUN_DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    "n_bootstrap": 1000,
+    "batch_size": 64,
+    "cache_dir": ".gacc_cache",
+    "on_error": "raise",
+}
+
+
+def get_preset(name: str) -> Preset:
+    """The preset called `name`; ValueError naming the known presets otherwise."""
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(PRESETS)}") from None
