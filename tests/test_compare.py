@@ -6,7 +6,7 @@ import pytest
 from results_helpers import real_run
 
 from gacc_hf.cli import main
-from gacc_hf.compare import CompareError, align, condition_gaps, paired_table, select
+from gacc_hf.compare import CompareError, align, condition_gaps, paired_table, select, shared_cells
 
 
 def _row(goal, q, correct, condition="own", ratio=0.1, compressor="x"):
@@ -121,3 +121,24 @@ def test_cli_refuses_runs_over_different_questions(runs, capsys):
     assert "do not cover the same questions" in capsys.readouterr().err
     assert main(["compare", str(root / "both")]) == 2
     assert "needs both --a and --b" in capsys.readouterr().err
+
+
+def test_cli_compares_the_cells_both_runs_have_and_names_the_rest(runs, tmp_path, capsys):
+    root, _ = runs
+    real_run(tmp_path / "wide", root / "cache", compressor="goal-lines", ratios=(0.25, 0.75))
+    assert main(["compare", str(root / "goal-lines"), str(tmp_path / "wide"), "--bootstrap", "50"]) == 0
+    out = capsys.readouterr().out
+    cells = [line.split()[:2] for line in out.splitlines() if line.startswith(("own ", "none ", "cross "))]
+    assert cells == [["own", "0.25"], ["none", "0.25"], ["cross", "0.25"]]
+    a_only = [f"{c} r={r} (only in A)" for c in ("cross", "none", "own") for r in ("0.1", "0.5")]
+    b_only = [f"{c} r=0.75 (only in B)" for c in ("cross", "none", "own")]
+    assert f"skipped 9 cell(s) not in both runs: {'; '.join(a_only + b_only)}" in out.splitlines()
+
+
+def test_runs_without_a_shared_cell_are_refused():
+    a = [_row("g1", 1, True, ratio=0.1)]
+    b = [_row("g1", 1, True, ratio=0.2)]
+    with pytest.raises(CompareError, match=r"A and B have no \(condition, ratio\) cell in common: A has own r=0\.1"):
+        shared_cells(a, b)
+    rows_a, rows_b, skipped = shared_cells(a + b, b)
+    assert rows_a == b and rows_b == b and skipped == ["own r=0.1 (only in A)"]

@@ -336,9 +336,56 @@ def test_through_the_runner_gold_reaches_only_the_judge():
     assert {type(x) for x in every_input if hasattr(x, "references")} == {JudgeInput}
 
 
-def test_the_public_view_cannot_be_scored():
-    with pytest.raises(DataValidationError, match="field 'gold': missing column"):
+def test_the_public_view_gets_one_message_naming_the_judge_view():
+    with pytest.raises(DataValidationError) as info:
         run_benchmark(load_sample("public"), progress=False)
+    (problem,) = info.value.problems  # one, not one per row (the sample has 35)
+    assert problem.field == "gold" and "public view" in problem.message
+    assert "load_dataset(repo, 'judge')" in problem.message and "load_sample('judge')" in problem.message
+
+
+def test_judge_rows_missing_some_gold_are_still_named_row_by_row():
+    rows = mutated(lambda rows: [r.pop("gold") for r in rows[:2]])
+    problems = find_problems(rows)
+    assert [(p.row, p.field, p.message) for p in problems] == [(i, "gold", "missing column") for i in (0, 1)]
+
+
+def test_validate_checks_a_file_without_gold_as_a_public_view(tmp_path, capsys):
+    path = write_jsonl(tmp_path / "public.jsonl", _public_rows())
+    assert main(["data", "validate", str(path)]) == 0
+    assert "ok: no problems" in capsys.readouterr().out
+    assert main(["data", "validate", str(path), "--config", "judge"]) == 1
+    out = capsys.readouterr().out
+    assert "public view" in out and "1 problem(s)" in out
+    rows = _public_rows()
+    rows[3]["goal"] = ""
+    bad = write_jsonl(tmp_path / "bad.jsonl", rows)
+    assert main(["data", "validate", str(bad)]) == 1  # checked as a public view: the real problem is named
+    assert "row 3 (goal_id=" in capsys.readouterr().out
+
+
+def _public_rows():
+    return [{k: v for k, v in r.items() if k != "gold"} for r in sample_rows()]
+
+
+def test_a_datasetdict_of_one_split_is_that_split():
+    import datasets
+
+    judge = load_sample("judge")
+    assert len(validate(datasets.DatasetDict({"test": judge}))) == 35
+    result = run_benchmark(
+        datasets.DatasetDict({"validation": judge.select(range(2))}),
+        compressor="truncate",
+        reader="fields",
+        judge="exact",
+        ratios=(0.5,),
+        conditions=("own",),
+        n_bootstrap=0,
+        progress=False,
+    )
+    assert len(result.memories) == 2
+    with pytest.raises(DataValidationError, match=r"DatasetDict with splits \['a', 'b'\]; pass one split"):
+        validate(datasets.DatasetDict({"a": judge, "b": judge}))
 
 
 # --- stats ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -91,11 +92,30 @@ def test_ids_must_be_unique_across_splits(tmp_path):
         load_any(tmp_path / "d", split="test")
 
 
-def test_synthetic_spec_uses_the_seed():
-    a, b = load_any("synthetic", seed=1), load_any("synthetic", seed=2)
-    assert len({r["context_id"] for r in a}) == 20
+def test_synthetic_spec_takes_its_arguments():
+    a, b = load_any("synthetic:contexts=3,seed=1"), load_any("synthetic: seed=2 , contexts=3")
+    assert len({r["context_id"] for r in a}) == 3 and len(a) == 3 * 3  # 3 goals per context by default
     assert a["context"] != b["context"]
-    assert "gold" not in load_any("synthetic", "public").column_names
+    assert load_any("synthetic:contexts=3,seed=1")["context"] == a["context"]
+    assert len(load_any("synthetic:contexts=2,goals_per_context=1,questions_per_goal=5")[0]["questions"]) == 5
+    assert len({r["context_id"] for r in load_any("synthetic")}) == 10  # gacc_hf.synthetic()'s default
+    assert "gold" not in load_any("synthetic:contexts=2", "public").column_names
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("synthetic:context=3", "synthetic has no argument 'context'; its arguments are contexts, goals_per_context"),
+        ("synthetic:contexts=three", r"contexts needs an integer value \(contexts=N\)"),
+        ("synthetic:seed", r"seed needs an integer value"),
+        ("synthetic:seed=1,seed=2", "seed is given twice"),
+        ("synthetic:contexts=0", "contexts must be >= 1, got 0"),
+        ("sample:seed=1", "sample has no argument 'seed'; it takes no arguments"),
+    ],
+)
+def test_bad_generated_data_specs_are_named(spec, message):
+    with pytest.raises(DataSourceError, match=f"data spec '{re.escape(spec)}': {message}"):
+        load_any(spec)
 
 
 def test_hub_repo_id_offline_fails_with_a_clear_message(monkeypatch):
