@@ -192,7 +192,8 @@ def test_verbosity_controls_notes_and_progress(tmp_path, capsys):
 
 
 def test_import_finds_a_module_in_the_working_directory_under_a_script(tmp_path):
-    """The `gacc` console script puts its own folder, not the working directory, first on sys.path."""
+    """The `gacc` console script puts its own folder, not the working directory, first on sys.path; the
+    processes `--num-processes` starts run under `accelerate launch`."""
     import os
     import subprocess
     import sys
@@ -215,5 +216,8 @@ def test_import_finds_a_module_in_the_working_directory_under_a_script(tmp_path)
     proc = gacc(*argv, "--cache-dir", "c", "--output-dir", "o")
     assert proc.returncode == 0, proc.stderr
     assert _results(work / "o")["config"]["methods"]["compressors"] == ["import:mymethods:first_lines"]
+    proc = gacc(*argv, "--cache-dir", "c2", "--output-dir", "o3", "--num-processes", "2")  # ranks: accelerate launch
+    assert proc.returncode == 0, proc.stderr
+    assert _results(work / "o3")["scores"] == _results(work / "o")["scores"]
     proc = gacc(*[a.replace("mymethods", "nomethods") for a in argv], "--output-dir", "o2")
     assert proc.returncode == 2 and "cannot import method 'nomethods:first_lines'" in proc.stderr
