@@ -147,11 +147,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         batch_size=run.batch_size,
         on_error=run.on_error,
         progress=not args.no_progress and log.isEnabledFor(logging.INFO),
+        data_spec=run.data,
+        split=run.split,
     )
     if result is None:  # another rank: rank 0 reports and writes the merged results
         return 0
-    result.config.setdefault("data", {"spec": run.data, "split": run.split})
-    result.config.setdefault("methods", {"compressors": run.compressors, "reader": run.reader, "judge": run.judge})
     result.config["limit"] = limit
     print(result.score_table())
     print(f"calls: {result.calls}")

@@ -181,7 +181,9 @@ def test_version_is_the_package_version(capsys):
 def test_verbosity_controls_notes_and_progress(tmp_path, capsys):
     assert _run(tmp_path, "quiet", "--limit", "2", "--verbosity", "WARNING")[0] == 0
     quiet = capsys.readouterr()
-    assert main(["--verbosity", "info", *RULES[:-1], "--limit", "2", "--output-dir", str(tmp_path / "loud")]) == 0
+    loud_run = [*RULES[:-1], "--limit", "2", "--output-dir", str(tmp_path / "loud")]
+    loud_run += ["--cache-dir", str(tmp_path / "c2")]
+    assert main(["--verbosity", "info", *loud_run]) == 0  # a new cache: every role has work, so a progress bar
     loud = capsys.readouterr()
     assert "gacc: limit 2: the first 2 of 9 groups" in loud.err and "reader fields" in loud.err  # a progress bar
     assert "gacc:" not in quiet.err and "reader fields" not in quiet.err
