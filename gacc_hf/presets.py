@@ -28,7 +28,7 @@ class Preset:
     def methods(self) -> dict[str, Any]:
         """The settings as `run_benchmark` keyword arguments (everything but the data)."""
         return {
-            "compressor": list(self.compressors),
+            "compressor": self.compressors,
             "reader": self.reader,
             "judge": self.judge,
             "ratios": self.ratios,
