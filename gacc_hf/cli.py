@@ -110,7 +110,7 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
     from gacc_hf import run_config
 
     file_values = run_config.load(args.config) if args.config else {}
-    return run_config.resolve(file_values, {key: getattr(args, key) for key in (*run_config.KEYS,)})
+    return run_config.resolve(file_values, {key: getattr(args, key) for key in run_config.KEYS})
 
 
 def cmd_run(args: argparse.Namespace) -> int:

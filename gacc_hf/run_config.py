@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from gacc_hf.presets import DEFAULT_PRESET, RUN_DEFAULTS, get_preset
+from gacc_hf.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_preset
 
 CONFIG_FILE = "config.yaml"
 Limit = int | float
@@ -39,7 +39,7 @@ def _str_list(v: Any) -> bool:
 
 # key -> (check, what the value must be); None is allowed where the description says so
 _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "preset": (lambda v: isinstance(v, str), "a string"),
+    "preset": (lambda v: isinstance(v, str) and v in PRESETS, f"a preset name: {', '.join(PRESETS)}"),
     "data": (lambda v: v is None or isinstance(v, str), "a string (a data spec) or null"),
     "split": (lambda v: v is None or isinstance(v, str), "a string or null"),
     "limit": (lambda v: v is None or _is_number(v), "a number (groups, or a fraction below 1) or null"),
