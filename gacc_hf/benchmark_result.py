@@ -26,6 +26,7 @@ class BenchmarkResult:
     errors: list[dict[str, Any]] = field(default_factory=list)
     exposures: list[dict[str, Any]] = field(default_factory=list)  # memory rows holding held-out text
     seconds: dict[str, float] = field(default_factory=dict)  # time inside each role's model calls
+    generated_tokens: dict[str, int] = field(default_factory=dict)  # cl100k tokens of this run's outputs
 
     def to_pandas(self, table: Table = "scores") -> pd.DataFrame:
         """One table of the run as a DataFrame: `scores` (one row per compressor, condition and ratio),

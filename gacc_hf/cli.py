@@ -116,7 +116,6 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
 def cmd_run(args: argparse.Namespace) -> int:
     from gacc_hf import distributed
     from gacc_hf.loading import load_any
-    from gacc_hf.run_config import limited_count
 
     run = resolve_run(args)
     topology = distributed.detect()
@@ -125,12 +124,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.num_processes not in (1, topology.world_size):
         raise ValueError(f"--num-processes {args.num_processes} inside a launch of {topology.world_size} processes")
     dataset = load_any(run.data, "judge", split=run.split)
-    limit = None
-    if run.limit is not None:
-        kept = limited_count(run.limit, len(dataset))
-        limit = {"value": run.limit, "groups": kept, "of": len(dataset)}
-        log.info("limit %s: the first %d of %d groups (a partial run)", run.limit, kept, len(dataset))
-        dataset = dataset.select(range(kept))
     log.info("data %s: %d groups", run.data, len(dataset))
     log.debug("resolved run: %s", run.to_dict())
     result, rank_calls = distributed.run_benchmark_sharded(
@@ -149,10 +142,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress=not args.no_progress and log.isEnabledFor(logging.INFO),
         data_spec=run.data,
         split=run.split,
+        limit=run.limit,
     )
     if result is None:  # another rank: rank 0 reports and writes the merged results
         return 0
-    result.config["limit"] = limit
+    if result.config["limit"]:
+        log.info("limit %(value)s: the first %(groups)d of %(of)d groups (a partial run)", result.config["limit"])
     print(result.score_table())
     print(f"calls: {result.calls}")
     if len(rank_calls) > 1:

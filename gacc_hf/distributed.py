@@ -139,11 +139,16 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
         answers=answers,
         calls={role: sum(p.calls[role] for p in parts) for role in first.calls},
         integrity={name: sum(p.integrity[name] for p in parts) for name in first.integrity},
-        config=first.config,
+        config={
+            **first.config,
+            "started_at": min(p.config["started_at"] for p in parts),
+            "finished_at": max(p.config["finished_at"] for p in parts),
+        },
         tokenizer=first.tokenizer,
         errors=_merge_errors(parts, memories, answers),
         exposures=sorted((row for p in parts for row in p.exposures), key=lambda row: position[row["goal_id"]]),
         seconds={role: round(sum(p.seconds.get(role, 0.0) for p in parts), 3) for role in first.seconds},
+        generated_tokens={role: sum(p.generated_tokens.get(role, 0) for p in parts) for role in first.generated_tokens},
     )
 
 

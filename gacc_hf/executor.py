@@ -22,6 +22,7 @@ from tqdm.auto import tqdm
 from gacc_hf.cache import Cache
 from gacc_hf.protocol import MethodIdentityError, method_name, revision_of
 from gacc_hf.registry import resolve
+from gacc_hf.tokenizer import get_codec
 
 OnError = Literal["raise", "record"]
 FLUSH_SECONDS = 0.5  # most work a crash can lose; a chunk that takes longer is stored on its own
@@ -87,6 +88,15 @@ def check_bool(value: Any) -> bool:
     return bool(value)
 
 
+def _output_tokens(value: dict[str, Any]) -> int:
+    """cl100k tokens a finished value's method generated: a compressor's output before the cut, an answer."""
+    if "proposed_tokens" in value:
+        return int(value["proposed_tokens"])
+    if "answer" in value:
+        return len(get_codec().encode(value["answer"]))
+    return 0
+
+
 class Executor:
     """Runs tasks of one role in chunks through the cache, counting calls and time and handling failures."""
 
@@ -97,6 +107,7 @@ class Executor:
         self.progress = progress
         self.calls = dict.fromkeys(ROLES, 0)
         self.seconds = dict.fromkeys(ROLES, 0.0)
+        self.generated_tokens = dict.fromkeys(ROLES, 0)  # cl100k tokens of the outputs this run produced
         self.errors: list[dict[str, Any]] = []
         self.fresh: set[str] = set()  # keys computed (or attempted) by this run
 
@@ -116,6 +127,7 @@ class Executor:
             for start in range(0, len(todo), self.batch_size):
                 chunk = todo[start : start + self.batch_size]
                 done, failures = self._call_chunk(method, chunk, finish)
+                self.generated_tokens[method.role] += sum(_output_tokens(v) for v in done.values())
                 pending.update(done)
                 values.update(done)
                 bar.update(len(chunk))

@@ -26,6 +26,7 @@ from gacc_hf.loading import load_any
 from gacc_hf.memories import compute_memories, fill_ledger
 from gacc_hf.planning import plan_memories
 from gacc_hf.reading import read_and_judge
+from gacc_hf.run_config import check_limit, limited_count
 from gacc_hf.scoring import score_answers
 from gacc_hf.tokenizer import get_codec
 
@@ -87,6 +88,7 @@ def run_benchmark(
     shard: Callable[[list[Group]], list[Group]] | None = None,
     data_spec: str | None = None,
     split: str | None = None,
+    limit: int | float | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
@@ -95,13 +97,19 @@ def run_benchmark(
     model call. `shard` picks the groups this process computes (see `gacc_hf.distributed`); the plan
     (cross-goal pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole
     run. `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is
-    recorded by itself).
+    recorded by itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset
+    is validated: a quick, partial run, recorded as such and refused by publishing.
     """
     started = _now()
     original = dataset
     if isinstance(dataset, str | os.PathLike):  # a data spec: sample, file, folder, saved dataset, Hub id
         dataset = load_any(dataset)
     groups = validate(dataset)
+    limited = None
+    if limit is not None:
+        kept = limited_count(check_limit(limit), len(groups))
+        limited = {"value": limit, "groups": kept, "of": len(groups)}
+        groups = groups[:kept]
     pairs = check_ratios(ratios)
     exact = [e for _, e in pairs]
     conds = check_conditions(conditions)
@@ -159,6 +167,7 @@ def run_benchmark(
             "n_groups": len(groups),
             "n_questions": sum(len(g.questions) for g in groups),
             "data": _data_identity(original, groups, data_spec, split),
+            "limit": limited,
             "protocol_version": PROTOCOL_VERSION,
             "gacc_hf_version": _version(),
             "started_at": started,
@@ -168,6 +177,7 @@ def run_benchmark(
         errors=ex.errors,
         exposures=exposures,
         seconds={role: round(s, 3) for role, s in ex.seconds.items()},
+        generated_tokens=dict(ex.generated_tokens),
     )
 
 
