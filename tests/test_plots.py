@@ -79,7 +79,7 @@ def test_a_single_ratio_draws_error_bars(tmp_path):
 
 
 def test_nothing_to_plot_is_a_clear_error():
-    with pytest.raises(ValueError, match="only 'full'"):
+    with pytest.raises(ValueError, match="only ceiling scores"):
         scores_figure([{"condition": "full", "compressor": "full-context", "ratio": 1.0}])
     with pytest.raises(ValueError, match="no own−none or own−cross gaps"):
         gaps_figure([])
