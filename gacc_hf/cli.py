@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gacc_hf.run_config import RunConfig
 
-DEFAULT_OUTPUT = "runs/latest"
+DEFAULT_RUNS = "runs"
 VERBOSITY = ("DEBUG", "INFO", "WARNING", "ERROR")
 log = logging.getLogger("gacc_hf")
 
@@ -82,7 +82,13 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
         "--seed", type=int, help=f"run seed: cross-goal pairing and bootstrap (default: {RUN_DEFAULTS['seed']})"
     )
     p.add_argument("--cache-dir", help=f"cache directory (default: {RUN_DEFAULTS['cache_dir']})")
-    p.add_argument("--output-dir", default=DEFAULT_OUTPUT, help=f"results folder (default: {DEFAULT_OUTPUT})")
+    p.add_argument(
+        "--output-dir",
+        default=None,
+        help=f"results folder (default: a new {DEFAULT_RUNS}/<UTC time>-<data>-<compressors>, with "
+        f"{DEFAULT_RUNS}/latest pointing at it)",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace the run an explicit --output-dir holds")
     p.add_argument(
         "--batch-size", type=int, help=f"items per model call and cache write (default: {RUN_DEFAULTS['batch_size']})"
     )
@@ -114,10 +120,17 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+    from pathlib import Path
+
     from gacc_hf import distributed
     from gacc_hf.loading import load_any
+    from gacc_hf.results import check_output_dir, new_run_dir, point_latest
     from gacc_hf.run_config import limited_count
 
+    started = datetime.now(UTC)
+    if args.output_dir is not None:
+        check_output_dir(args.output_dir, args.overwrite)  # before any model work
     run = resolve_run(args)
     topology = distributed.detect()
     if args.num_processes > 1 and topology.world_size == 1:
@@ -158,7 +171,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))
     print(f"integrity: {result.integrity}")
-    path = result.save(args.output_dir)
+    out = args.output_dir or new_run_dir(started, [Path(run.data).name, "+".join(run.compressors)], DEFAULT_RUNS)
+    path = result.save(out, command=["gacc", *args.argv])
+    if args.output_dir is None:
+        point_latest(out)
     print(f"results: {path}")
     return 1 if any(result.integrity.values()) else 0
 

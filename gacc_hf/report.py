@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import warnings
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -41,6 +41,7 @@ from gacc_hf.scoring import score_answers
 
 RESULTS_SCHEMA_VERSION = SCHEMA_VERSION
 REPORT_FILE = "report.md"
+DERIVED = (REPORT_FILE, SCORES_PNG, GAPS_PNG)  # what `rebuild` regenerates; every other file is kept as it is
 _PACKAGES = (
     "gacc-hf",
     "tiktoken",
@@ -109,13 +110,25 @@ def results_payload(result: BenchmarkResult, command: Sequence[str] | None = Non
     }
 
 
-def write_results(result: BenchmarkResult, out_dir: str | Path, command: Sequence[str] | None = None) -> Path:
+def write_results(
+    result: BenchmarkResult,
+    out_dir: str | Path,
+    command: Sequence[str] | None = None,
+    extra: Callable[[Path], object] | None = None,
+) -> Path:
     """Write the whole results folder of a run into `out_dir`, atomically; returns the path of `results.json`.
 
-    `command` is the command line that made the run, recorded as given.
+    `command` is the command line that made the run, recorded as given; `extra(folder)` writes further files
+    into the folder before it is moved into place.
     """
     run = RunResults(results_payload(result, command), result.answers, result.memories)
-    return write_folder(run, out_dir, extra=write_outputs)
+
+    def outputs(r: RunResults, stage: Path) -> None:
+        write_outputs(r, stage)
+        if extra is not None:
+            extra(stage)
+
+    return write_folder(run, out_dir, extra=outputs)
 
 
 def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
@@ -153,8 +166,8 @@ def verify_folder(run_dir: str | Path) -> RunResults:
 def rebuild(run_dir: str | Path) -> list[Path]:
     """Regenerate report and plots from a results folder alone (no model is loaded or called).
 
-    The folder is checked first (`verify_folder`) and replaced as a whole, like a fresh run: its data files
-    are kept byte for byte, a schema 1 folder is upgraded (its ledger and answers move to parquet files).
+    The folder is checked first (`verify_folder`) and replaced as a whole, like a fresh run: its other files
+    (data, config.yaml) are kept byte for byte, a schema 1 folder is upgraded (its ledger and answers move to parquet files).
     Returns the files written.
     """
     recover(run_dir)
@@ -170,9 +183,10 @@ def rebuild(run_dir: str | Path) -> list[Path]:
     else:
         source = Path(run_dir).resolve()
 
-        def fill(stage: Path) -> None:
-            for name in (RESULTS_FILE, ANSWERS_FILE, MEMORIES_FILE):
-                shutil.copyfile(source / name, stage / name)
+        def fill(stage: Path) -> None:  # the run's own files (data, config.yaml) as they are; outputs afresh
+            for path in source.iterdir():
+                if path.is_file() and path.name not in DERIVED:
+                    shutil.copyfile(path, stage / path.name)
             outputs(run, stage)
 
         replace_folder(run_dir, fill)

@@ -275,7 +275,7 @@ def write_folder(
 
 
 def _slug(part: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.+_]+", "_", part).strip("._")
+    return re.sub(r"[^A-Za-z0-9.+_-]+", "_", part).strip("._-")
 
 
 def new_run_dir(started: datetime, parts: Sequence[str], root: str | Path = RUNS_DIR) -> Path:
