@@ -240,23 +240,36 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--b", help="compressor of side B (needed when its run has several)")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for the CIs (default: side A's run setting)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default: side A's run seed)")
+    p.add_argument(
+        "--allow-different-data",
+        action="store_true",
+        help="compare runs on different data, readers or judges anyway, with a warning (refused by default)",
+    )
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from gacc_hf.compare import format_table, paired_table, select, shared_cells
+    from gacc_hf.compare import CompareError, format_table, paired_table, select, setup_differences, shared_cells
     from gacc_hf.results import read_folder
 
     run_a = read_folder(args.run_a)
     run_b = read_folder(args.run_b) if args.run_b else run_a
     if args.run_b is None and (args.a is None or args.b is None):
         raise ValueError("comparing two compressors of one run needs both --a and --b")
+    differ, unknown = setup_differences(run_a.config, run_b.config, (args.run_a, args.run_b or args.run_a))
+    if differ and not args.allow_different_data:
+        raise CompareError(
+            "the runs are not comparable: " + "; ".join(differ) + " (pass --allow-different-data to compare anyway)"
+        )
+    for line in [*differ, *(f"{u}: cannot check that both ran on the same data" for u in unknown)]:
+        print(f"WARNING: {line}", file=sys.stderr)
     rows_a, rows_b = select(run_a.answers, args.a, args.run_a), select(run_b.answers, args.b, args.run_b or args.run_a)
     labels = (f"{args.run_a}:{rows_a[0]['compressor']}", f"{args.run_b or args.run_a}:{rows_b[0]['compressor']}")
     n_boot = run_a.config.get("n_bootstrap", 1000) if args.bootstrap is None else args.bootstrap
     seed = run_a.config.get("seed", 0) if args.seed is None else args.seed
     rows_a, rows_b, skipped = shared_cells(rows_a, rows_b, ("A", "B"))
-    print(format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels))
+    table = format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels)
+    print("\n".join([*(f"WARNING, NOT COMPARABLE: {line}" for line in differ), table]))
     if skipped:
         print(f"skipped {len(skipped)} cell(s) not in both runs: {'; '.join(skipped)}")
     return 0
