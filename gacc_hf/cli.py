@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 from collections.abc import Sequence
@@ -280,10 +281,12 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", help="results folder written by `gacc run`")
     p.add_argument("--repo-id", required=True, help="the model repo whose card gets the results (owner/name)")
     p.add_argument("--compressor", help="the run's compressor this model is (needed when the run has several)")
-    p.add_argument("--dataset-id", default="gacc-bench", help="Hub id of the benchmark data (default: gacc-bench)")
-    p.add_argument("--dataset-name", default="GACC-Bench", help="display name of the data (default: GACC-Bench)")
-    p.add_argument("--dataset-config", default="judge", help="dataset config evaluated (default: judge)")
-    p.add_argument("--dataset-split", default="test", help="dataset split evaluated (default: test)")
+    p.add_argument(
+        "--dataset-repo",
+        help="the Hub dataset the run's data is (needed for a run on a local file; the sample and synthetic data "
+        "are named as what they are)",
+    )
+    p.add_argument("--allow-errors", action="store_true", help="publish a run with failed calls, stating how many")
     p.add_argument("--card", help="merge into this local card instead of the model's current card on the Hub")
     p.add_argument("--details-repo-id", help="also push answers + memory ledger as this dataset repo, with a card")
     p.add_argument("--eval-results-task", help="also write .eval_results/ for this task of a Hub-registered benchmark")
@@ -298,35 +301,28 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from huggingface_hub import HfApi
 
     from gacc_hf import hub, model_card
-    from gacc_hf.results import read_folder
-    from gacc_hf.run_config import partial_run
 
     if not args.dry_run:
         hub.require_online(f"publish to {args.repo_id}")
-    run = read_folder(args.run_dir)
-    partial = partial_run(run.config)
-    if partial:
-        raise ValueError(f"{args.run_dir} is {partial}; publish only a run over the whole dataset")
-    api = None if args.dry_run else HfApi()
-    if args.card:
-        if not Path(args.card).is_file():
-            raise ValueError(f"--card {args.card}: no such file")
-        existing = Path(args.card).read_text(encoding="utf-8")
-    else:
-        existing = None if api is None else model_card.fetch_card(api, args.repo_id)
-    plans = model_card.publish_plan(
-        run,
+    if args.card and not Path(args.card).is_file():
+        raise ValueError(f"--card {args.card}: no such file")
+    plan = functools.partial(
+        model_card.publish_plan,
         args.run_dir,
         args.repo_id,
         compressor=args.compressor,
-        dataset=model_card.DatasetRef(args.dataset_id, args.dataset_name, args.dataset_config, args.dataset_split),
-        existing_card=existing,
+        dataset_repo=args.dataset_repo,
+        allow_errors=args.allow_errors,
         details_repo_id=args.details_repo_id,
         eval_results_task=args.eval_results_task,
         headline_ratio=args.headline_ratio,
     )
-    for plan in plans:
-        print(plan.describe())
+    plans = plan(existing_card=Path(args.card).read_text(encoding="utf-8") if args.card else None)  # every check
+    api = None if args.dry_run else HfApi()
+    if api is not None and not args.card:  # checked above, before the Hub is asked for anything
+        plans = plan(existing_card=model_card.fetch_card(api, args.repo_id))
+    for p in plans:
+        print(p.describe())
     if api is None:
         if not args.card:
             print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")

@@ -167,8 +167,8 @@ def rebuild(run_dir: str | Path) -> list[Path]:
     """Regenerate report and plots from a results folder alone (no model is loaded or called).
 
     The folder is checked first (`verify_folder`) and replaced as a whole, like a fresh run: its other files
-    (data, config.yaml) are kept byte for byte, a schema 1 folder is upgraded (its ledger and answers move to parquet files).
-    Returns the files written.
+    (data, config.yaml) are kept byte for byte, a schema 1 folder is upgraded (its ledger and answers move to
+    parquet files). Returns the files written.
     """
     recover(run_dir)
     run = verify_folder(run_dir)
