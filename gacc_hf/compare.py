@@ -44,7 +44,8 @@ def _method_id(config: Mapping[str, Any], role: str) -> str:
 
 def _data_id(config: Mapping[str, Any]) -> str:
     d = config.get("data") or {}
-    return f"{str(d.get('fingerprint'))[:16]} ({d.get('spec')}, split {d.get('split')}, view {d.get('view')})"
+    short = str(d.get("fingerprint")).split(":")[-1][:16]
+    return f"{short} ({d.get('spec')}, split {d.get('split')}, view {d.get('view')})"
 
 
 def setup_differences(

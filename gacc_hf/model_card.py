@@ -77,7 +77,7 @@ class DatasetRef:
     id: str
     name: str
     config: str = "judge"
-    split: str = "test"
+    split: str | None = None  # None: the data's only split
     revision: str | None = None
     fingerprint: str | None = None
     bundled: bool = False
@@ -96,8 +96,12 @@ def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None) -> D
             "results.json records no data identity (written before gacc-hf recorded it): rerun the benchmark "
             "to publish its scores"
         )
-    spec, view, split = str(data.get("spec")), str(data.get("view") or "judge"), str(data.get("split") or "test")
-    common = {"config": view, "split": split, "fingerprint": data["fingerprint"]}
+    spec = data.get("spec")
+    common = {
+        "config": str(data.get("view") or "judge"),
+        "split": data.get("split"),
+        "fingerprint": data["fingerprint"],
+    }
     if spec in BUNDLED:
         if dataset_repo is not None:
             raise PublishError(f"the run used {BUNDLED[spec]}, not {dataset_repo!r}: drop --dataset-repo")
@@ -106,12 +110,13 @@ def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None) -> D
     if data.get("kind") == "hub" and dataset_repo not in (None, spec):
         raise PublishError(f"the run used the Hub dataset {spec!r}, not {dataset_repo!r}")
     if dataset_repo is None:
-        if data.get("kind") != "hub":
+        if data.get("kind") != "hub" or not spec:
+            what = "a dataset object (no spec recorded)" if spec is None else repr(spec)
             raise PublishError(
-                f"the run used {spec!r}, which is not a Hub dataset: pass --dataset-repo OWNER/NAME, the Hub dataset "
-                f"these rows are (the card records their fingerprint {data['fingerprint'][:16]})"
+                f"the run used {what}, not known to be a Hub dataset: pass --dataset-repo OWNER/NAME, the Hub "
+                f"dataset these rows are (the card records their fingerprint {data['fingerprint']})"
             )
-        dataset_repo = spec
+        dataset_repo = str(spec)
     return DatasetRef(id=dataset_repo, name=dataset_repo, **common)
 
 
@@ -369,8 +374,8 @@ def details_card(details_repo_id: str, model_id: str, dataset: DatasetRef) -> st
             "",
             f"Per-question answers and the memory ledger of the GACC-Bench run behind the results on the card of "
             f"[{model_id}](https://huggingface.co/{model_id}), on {dataset.name} (`{dataset.id}`, config "
-            f"`{dataset.config}`, split `{dataset.split}`, rows fingerprint `{dataset.fingerprint}`). "
-            "Written by gacc-hf.",
+            f"`{dataset.config}`, split `{dataset.split or 'the only one'}`, rows fingerprint "
+            f"`{dataset.fingerprint}`). Written by gacc-hf.",
             "",
             f"- `answers` ({ANSWERS_FILE}): one row per question per compressor, condition and retention ratio: "
             "ids, the question text, the sha256 of the memory read, the reader's answer, the judge's verdict "

@@ -69,7 +69,8 @@ def _series(
     """A line with markers and its CI: a band when there are several ratios, error bars for a single one."""
     pct = [100 * y for y in ys]
     color = style["color"]
-    ax.plot(xs, pct, ms=4.5, lw=1.6, label=label, **style)
+    # matplotlib leaves labels starting with "_" out of legends; a method named "_x.<locals>.f" must stay in
+    ax.plot(xs, pct, ms=4.5, lw=1.6, label=f" {label}" if label.startswith("_") else label, **style)
     if any(v is None for v in lows):
         return
     lo, hi = [100 * v for v in lows], [100 * v for v in highs]

@@ -280,10 +280,10 @@ def _data_line(cfg: Mapping[str, Any]) -> str:
     data = cfg.get("data")
     if not isinstance(data, Mapping):
         return "Data: not recorded (a results folder written before gacc-hf recorded the data identity)."
-    fingerprint = data.get("fingerprint")
+    split = f"split `{data['split']}`" if data.get("split") else "its only split"
     return (
-        f"Data: `{data.get('spec')}` (split {data.get('split')}, view {data.get('view')}), "
-        f"fingerprint `{fingerprint[:16] if fingerprint else 'none'}`; {data.get('n_contexts')} contexts."
+        f"Data: `{data.get('spec')}`, {split}, view {data.get('view')}; {data.get('n_contexts')} contexts; "
+        f"rows fingerprint `{data.get('fingerprint')}`."
     )
 
 

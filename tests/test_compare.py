@@ -131,6 +131,8 @@ def test_cli_compares_two_runs_and_two_compressors_of_one_run(runs, capsys):
 def test_cli_refuses_runs_over_different_questions(runs, capsys):
     root, _ = runs
     assert main(["compare", str(root / "goal-lines"), str(root / "small")]) == 2
+    assert "not comparable: data:" in capsys.readouterr().err  # 5 contexts instead of 10: another fingerprint
+    assert main(["compare", str(root / "goal-lines"), str(root / "small"), "--allow-different-data"]) == 2
     assert "do not cover the same questions" in capsys.readouterr().err
     assert main(["compare", str(root / "both")]) == 2
     assert "needs both --a and --b" in capsys.readouterr().err

@@ -43,13 +43,13 @@ def test_the_figure_size_follows_the_panel_count(result, tmp_path):
     assert width1 == pytest.approx(6.5 * DPI, abs=2)  # a single panel keeps a readable minimum width
 
 
-def _check_readable(fig, n_cols, n_labels):
+def _check_readable(fig, n_cols, n_labels, n_rows=2):
     FigureCanvasAgg(fig).draw()
     renderer = fig.canvas.get_renderer()
     axes = fig.axes
-    assert len(axes) == 2 * n_cols
+    assert len(axes) == n_rows * n_cols
     assert all(ax.get_title() for ax in axes[:n_cols])
-    assert all("ratio" in ax.get_xlabel() for ax in axes[n_cols:])
+    assert all("ratio" in ax.get_xlabel() for ax in axes[-n_cols:])
     assert "%" in axes[0].get_ylabel() or "percentage points" in axes[0].get_ylabel()
     (legend,) = fig.legends
     assert len(legend.get_texts()) == n_labels
@@ -60,7 +60,7 @@ def _check_readable(fig, n_cols, n_labels):
 
 def test_scores_figure_is_labelled_and_its_legend_covers_no_panel(result):
     fig = scores_figure(result.scores)
-    _check_readable(fig, 3, 3)  # truncate, goal-lines, full-context reference
+    _check_readable(fig, 3, 3, n_rows=3)  # truncate, goal-lines, full-context upper bound; Micro, Macro, evidence
     assert fig.axes[0].get_title().startswith("own")
 
 
@@ -83,3 +83,9 @@ def test_nothing_to_plot_is_a_clear_error():
         scores_figure([{"condition": "full", "compressor": "full-context", "ratio": 1.0}])
     with pytest.raises(ValueError, match="no own−none or own−cross gaps"):
         gaps_figure([])
+
+
+def test_a_method_named_with_a_leading_underscore_keeps_its_legend_entry(result):
+    scores = [{**s, "compressor": "_factory.<locals>.f"} if s["compressor"] == "truncate" else s for s in result.scores]
+    (legend,) = scores_figure(scores).legends
+    assert " _factory.<locals>.f" in [t.get_text() for t in legend.get_texts()]
