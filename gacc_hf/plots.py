@@ -205,8 +205,10 @@ def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figur
     """
     rows = [s for s in scores if not is_ceiling(s)]
     ceilings: dict[str, list[Mapping[str, Any]]] = {}
-    for s in sorted((s for s in scores if is_ceiling(s)), key=_ratio):
-        ceilings.setdefault(str(s["compressor"]), []).append(s)
+    for s in scores:  # in the run's order, each one's rows by ratio
+        if is_ceiling(s):
+            ceilings.setdefault(str(s["compressor"]), []).append(s)
+    ceilings = {name: sorted(cells, key=_ratio) for name, cells in ceilings.items()}
     if not rows:
         raise ValueError("no compressed conditions to plot (only ceiling scores: full context, oracle)")
     evidence = any(s.get("evidence_micro") is not None for s in rows)

@@ -98,6 +98,19 @@ def test_dry_run_card_parses_back_to_the_results_json_values_and_names_synthetic
     assert ModelCard(card_text).data.model_name == "me/goal-lines"
 
 
+def test_a_synthetic_run_of_the_cli_is_published_as_synthetic(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    run = ["run", "--data", "synthetic", "--compressors", "goal-lines", "--reader", "fields", "--judge", "exact"]
+    assert main([*run, "--ratios", "0.25", "--conditions", "own", "--no-progress", "--output-dir", "out"]) == 0
+    capsys.readouterr()
+    assert _dry_run(tmp_path / "out") == 0
+    card = ModelCard(capsys.readouterr().out.split(CARD, 1)[1])
+    assert {(r.dataset_type, r.dataset_name) for r in card.data.eval_results} == {
+        ("gacc-hf-synthetic", "gacc-hf synthetic data (rule-made; not the GACC-Bench release), seed 0")
+    }
+    assert "GACC-Bench release**" in card.text
+
+
 def test_a_hand_edited_score_is_refused_before_any_card_is_made(copy, capsys):
     _edit(copy, lambda doc: next(s for s in doc["scores"] if s["compressor"] == "goal-lines").update(micro=0.99))
     assert _dry_run(copy) == 2
