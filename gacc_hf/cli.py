@@ -257,7 +257,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     run_b = read_folder(args.run_b) if args.run_b else run_a
     if args.run_b is None and (args.a is None or args.b is None):
         raise ValueError("comparing two compressors of one run needs both --a and --b")
-    differ, unknown = setup_differences(run_a.config, run_b.config, (args.run_a, args.run_b or args.run_a))
+    same_run = args.run_b is None  # two compressors of one run share its data, reader and judge
+    differ, unknown = ([], []) if same_run else setup_differences(run_a.config, run_b.config, (args.run_a, args.run_b))
     if differ and not args.allow_different_data:
         raise CompareError(
             "the runs are not comparable: " + "; ".join(differ) + " (pass --allow-different-data to compare anyway)"
