@@ -95,7 +95,6 @@ MEMORY_TYPES: dict[str, pa.DataType] = {
     "memory": _STR,
     "evidence_hits": _I64,
     "n_questions": _I64,
-    "exposed": _I64,
     "ceiling": _BOOL,
     "error": _STR,
 }

@@ -3,6 +3,7 @@ missing and truncated files."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pickle
@@ -55,6 +56,23 @@ def test_all_null_columns_keep_their_types(run):
     schema = pq.read_schema(run[0] / "answers.parquet")
     assert str(schema.field("error").type) == "string"  # a clean run has no error, the column is still text
     assert str(schema.field("correct").type) == "bool"
+    references = schema.field("references").type
+    assert str(schema.field("question").type) == "string" and str(references.value_type) == "string"
+    assert str(pq.read_schema(run[0] / "memories.parquet").field("memory").type) == "string"
+
+
+def test_the_texts_a_compressor_kept_and_was_asked_are_in_the_folder(run):
+    from gacc_hf.synthetic import synthetic
+
+    back = read_folder(run[0])
+    gold = {
+        q["question_id"]: (q["question"], g["references"])
+        for row in synthetic(seed=0, contexts=10)
+        for q, g in zip(row["questions"], row["gold"], strict=True)
+    }
+    assert all((a["question"], a["references"]) == gold[a["question_id"]] for a in back.answers)
+    truncate = next(m for m in back.memories if m["compressor"] == "truncate" and m["budget"] > 0)
+    assert truncate["memory"] and hashlib.sha256(truncate["memory"].encode()).hexdigest() == truncate["memory_sha256"]
 
 
 def test_atomic_write_leaves_no_temporary_file(tmp_path):
@@ -313,3 +331,14 @@ def test_an_explicit_output_dir_holding_a_run_needs_overwrite_before_any_work(tm
     assert main([*argv, "--seed", "3", "--overwrite"]) == 0
     assert read_folder(tmp_path / "out").payload["seed"] == 3
     assert not (tmp_path / "runs").exists()  # an explicit folder does not move runs/latest
+
+
+def test_rebuild_through_the_latest_symlink_replaces_the_folder_it_points_at(run, tmp_path):
+    target = shutil.copytree(run[0], tmp_path / "20261201T000000Z-x")
+    point_latest(target)
+    (target / "report.md").unlink()
+    rebuild(tmp_path / "latest")
+    assert (tmp_path / "latest").is_symlink() and (target / "report.md").read_bytes() == (
+        run[0] / "report.md"
+    ).read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["20261201T000000Z-x", "latest"]
