@@ -202,15 +202,18 @@ def is_results_folder(path: str | Path) -> bool:
 
 def check_output_dir(path: str | Path, overwrite: bool) -> None:
     """Refuse, before any work, an output folder that holds another run (unless `overwrite`) or other files."""
-    out = _target(path)
-    if is_results_folder(out):
-        if not overwrite:
-            raise ResultsError(
-                f"{path}: holds another run ({RESULTS_FILE}); pass --overwrite to replace it, or choose another "
-                "--output-dir (without --output-dir every run gets its own folder under runs/)"
-            )
-    elif out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise ResultsError(f"{path}: exists and is not a results folder; refusing to replace it, choose another")
+    _refuse_foreign(_target(path))
+    if is_results_folder(path) and not overwrite:
+        raise ResultsError(
+            f"{path}: holds another run ({RESULTS_FILE}); pass --overwrite to replace it, or choose another "
+            "--output-dir (without --output-dir every run gets its own folder under runs/)"
+        )
+
+
+def _refuse_foreign(out: Path) -> None:
+    """Only a results folder or an empty one may be replaced: other files are never deleted."""
+    if out.exists() and not is_results_folder(out) and (not out.is_dir() or any(out.iterdir())):
+        raise ResultsError(f"{out}: exists and is not a results folder; refusing to replace it, choose another")
 
 
 def replace_folder(out_dir: str | Path, fill: Callable[[Path], object]) -> Path:
@@ -221,8 +224,7 @@ def replace_folder(out_dir: str | Path, fill: Callable[[Path], object]) -> Path:
     out = _target(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     recover(out)
-    if out.exists() and not is_results_folder(out) and (not out.is_dir() or any(out.iterdir())):
-        raise ResultsError(f"{out}: exists and is not a results folder; refusing to replace it")
+    _refuse_foreign(out)
     stage = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
     stage.mkdir()
     try:
@@ -231,15 +233,13 @@ def replace_folder(out_dir: str | Path, fill: Callable[[Path], object]) -> Path:
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)
         raise
-    if out.exists():
-        aside = _aside(out)
-        os.rename(out, aside)
-        os.rename(stage, out)
-        _fsync_dir(out.parent)
-        shutil.rmtree(aside)
-    else:
-        os.rename(stage, out)
+    replacing = out.exists()
+    if replacing:
+        os.rename(out, _aside(out))
+    os.rename(stage, out)
     _fsync_dir(out.parent)
+    if replacing:
+        shutil.rmtree(_aside(out))
     return out
 
 
