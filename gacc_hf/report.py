@@ -102,7 +102,7 @@ def results_payload(result: BenchmarkResult, command: Sequence[str] | None = Non
         "git_revision": git_revision(),
         "tokenizer": result.tokenizer,
         "integrity": result.integrity,
-        "exposures": list(getattr(result, "exposures", None) or []),
+        "exposures": result.exposures,
         "calls": result.calls,
         "scores": result.scores,
         "gaps": condition_gaps(result.answers, result.config.get("n_bootstrap", 1000), result.config.get("seed", 0)),
@@ -150,10 +150,14 @@ def verify_folder(run_dir: str | Path) -> RunResults:
     The parquet files must match the sha256 recorded in `results.json` (`read_folder`), and every figure is
     re-derived from `answers.parquet`: point estimates and counts must match `results.json` exactly (else
     ResultsError); a CI that differs only because the bootstrap of another harness version drew differently
-    gives a warning and the stored figures are kept. Gaps missing from an older file are filled in.
+    gives a warning and the stored figures are kept. The exposures counter must count the exposure rows
+    recorded beside it. Gaps missing from an older file are filled in.
     """
     run = read_folder(run_dir)
     path = Path(run_dir) / RESULTS_FILE
+    rows, counted = run.payload.get("exposures"), run.payload["integrity"].get("exposures")
+    if rows is not None and counted != len(rows):
+        raise ResultsError(f"{path}: integrity.exposures is {counted} but {len(rows)} exposure row(s) are recorded")
     derived = derived_figures(run.answers, run.config)
     _verify(path, "scores", run.scores, derived["scores"], ("compressor", "condition", "ratio"))
     if "gaps" in run.payload:

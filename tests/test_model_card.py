@@ -146,6 +146,9 @@ def test_a_run_with_a_nonzero_integrity_counter_is_refused(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "integrity counters are not 0 (exposures = " in err and "break the protocol" in err
+    _edit(tmp_path / "run", lambda doc: doc["integrity"].update(exposures=0))  # hiding the counter does not help
+    assert main(argv) == 2
+    assert "integrity.exposures is 0 but" in capsys.readouterr().err
 
 
 def test_a_partial_run_is_refused(copy):
