@@ -287,3 +287,17 @@ def test_template_and_citation_come_from_model_card_md():
     assert PAPER in citation().replace("{GACC-Bench}", "GACC-Bench")
     assert "Liu, Weiting" in citation()
     assert not re.search(r"\d{4}\.\d{4,5}", citation())  # no invented arXiv id
+
+
+def test_a_schema_1_folder_must_be_upgraded_by_gacc_report_first(run_dir, tmp_path):
+    run = read_folder(run_dir)
+    old = tmp_path / "old"
+    old.mkdir()
+    doc = {k: v for k, v in run.payload.items() if k != "files"}
+    (old / "results.json").write_text(
+        json.dumps({**doc, "schema_version": 1, "answers": run.answers, "memories": run.memories})
+    )
+    with pytest.raises(PublishError, match="run `gacc report` on it first"):
+        publish_plan(old, "me/m", compressor="goal-lines")
+    assert main(["report", str(old)]) == 0
+    assert publish_plan(old, "me/m", compressor="goal-lines")
