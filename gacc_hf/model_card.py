@@ -102,11 +102,12 @@ def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None) -> D
         "split": data.get("split"),
         "fingerprint": data["fingerprint"],
     }
-    if spec in BUNDLED:
+    base = str(spec).split(":", 1)[0]  # "synthetic:contexts=50,seed=1" is synthetic data
+    if base in BUNDLED:
         if dataset_repo is not None:
-            raise PublishError(f"the run used {BUNDLED[spec]}, not {dataset_repo!r}: drop --dataset-repo")
-        name = BUNDLED[spec] + (f", seed {config.get('seed')}" if spec == "synthetic" else "")
-        return DatasetRef(id=f"gacc-hf-{spec}", name=name, bundled=True, **common)
+            raise PublishError(f"the run used {BUNDLED[base]}, not {dataset_repo!r}: drop --dataset-repo")
+        name = BUNDLED[base] + (f", {spec}" if spec != base else "")
+        return DatasetRef(id=f"gacc-hf-{base}", name=name, bundled=True, **common)
     if data.get("kind") == "hub" and dataset_repo not in (None, spec):
         raise PublishError(f"the run used the Hub dataset {spec!r}, not {dataset_repo!r}")
     if dataset_repo is None:

@@ -100,13 +100,23 @@ def test_dry_run_card_parses_back_to_the_results_json_values_and_names_synthetic
 
 def test_a_synthetic_run_of_the_cli_is_published_as_synthetic(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    run = ["run", "--data", "synthetic", "--compressors", "goal-lines", "--reader", "fields", "--judge", "exact"]
+    run = [
+        "run",
+        "--data",
+        "synthetic:contexts=3",
+        "--compressors",
+        "goal-lines",
+        "--reader",
+        "fields",
+        "--judge",
+        "exact",
+    ]
     assert main([*run, "--ratios", "0.25", "--conditions", "own", "--no-progress", "--output-dir", "out"]) == 0
     capsys.readouterr()
     assert _dry_run(tmp_path / "out") == 0
     card = ModelCard(capsys.readouterr().out.split(CARD, 1)[1])
     assert {(r.dataset_type, r.dataset_name) for r in card.data.eval_results} == {
-        ("gacc-hf-synthetic", "gacc-hf synthetic data (rule-made; not the GACC-Bench release), seed 0")
+        ("gacc-hf-synthetic", "gacc-hf synthetic data (rule-made; not the GACC-Bench release), synthetic:contexts=3")
     }
     assert "GACC-Bench release**" in card.text
 
@@ -152,8 +162,8 @@ def test_a_run_with_a_nonzero_integrity_counter_is_refused(tmp_path, capsys):
 
 
 def test_a_partial_run_is_refused(copy):
-    _edit(copy, lambda doc: doc["config"].update(limit=5))
-    with pytest.raises(PublishError, match=r"partial run \(--limit 5\)"):
+    _edit(copy, lambda doc: doc["config"].update(limit={"value": 5, "groups": 5, "of": 30}))
+    with pytest.raises(PublishError, match=r"a partial run \(limit 5: the first 5 of 30 groups\)"):
         publish_plan(copy, "me/m", compressor="goal-lines")
 
 
