@@ -331,6 +331,10 @@ def test_an_explicit_output_dir_holding_a_run_needs_overwrite_before_any_work(tm
     assert main([*argv, "--seed", "3", "--overwrite"]) == 0
     assert read_folder(tmp_path / "out").payload["seed"] == 3
     assert not (tmp_path / "runs").exists()  # an explicit folder does not move runs/latest
+    config = (tmp_path / "out" / "config.yaml").read_bytes()  # written inside the folder before it moved in
+    assert "seed: 3" in config.decode()
+    assert main(["report", "out"]) == 0  # a rebuild keeps the run's own files
+    assert (tmp_path / "out" / "config.yaml").read_bytes() == config
 
 
 def test_rebuild_through_the_latest_symlink_replaces_the_folder_it_points_at(run, tmp_path):
