@@ -83,7 +83,7 @@ def _run(workdir: Path, data: Path, processes: int, new_tokens: int, threads: in
     }
     cmd = [sys.executable, "-m", "gacc_hf", "run", "--data", str(data), "--compressors", "import:scale:TinyLlama"]
     cmd += ["--ratios", "0.1,0.25", "--conditions", "own,none,cross", "--batch-size", "4", "--no-progress"]
-    cmd += ["--num-processes", str(processes), "--cache-dir", "cache", "--output-dir", "out"]
+    cmd += ["--num-processes", str(processes), "--cache-dir", "cache", "--output-dir", "out", "--overwrite"]
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -37,15 +38,16 @@ class BenchmarkResult:
             raise ValueError(f"table must be 'scores', 'memories' or 'answers', got {table!r}")
         return pd.DataFrame(getattr(self, table))
 
-    def save(self, folder: str | Path) -> Path:
+    def save(self, folder: str | Path, command: Sequence[str] | None = None) -> Path:
         """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,
-        config.yaml); returns the path of results.json."""
+        config.yaml), all at once (see `gacc_hf.results`); returns the path of results.json.
+
+        `command` is the command line that made the run, recorded as given."""
         from gacc_hf.report import write_results  # lazy: the report layer imports this module
         from gacc_hf.run_config import CONFIG_FILE, from_result_config
 
-        path = write_results(self, folder)
-        from_result_config(self.config).dump(Path(folder) / CONFIG_FILE)
-        return path
+        config = from_result_config(self.config)
+        return write_results(self, folder, command, extra=lambda stage: config.dump(stage / CONFIG_FILE))
 
     def score_table(self) -> str:
         """The scores as a fixed-width text table."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import sys
 from collections.abc import Sequence
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gacc_hf.run_config import RunConfig
 
-DEFAULT_OUTPUT = "runs/latest"
+DEFAULT_RUNS = "runs"
 VERBOSITY = ("DEBUG", "INFO", "WARNING", "ERROR")
 log = logging.getLogger("gacc_hf")
 
@@ -82,7 +83,13 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
         "--seed", type=int, help=f"run seed: cross-goal pairing and bootstrap (default: {RUN_DEFAULTS['seed']})"
     )
     p.add_argument("--cache-dir", help=f"cache directory (default: {RUN_DEFAULTS['cache_dir']})")
-    p.add_argument("--output-dir", default=DEFAULT_OUTPUT, help=f"results folder (default: {DEFAULT_OUTPUT})")
+    p.add_argument(
+        "--output-dir",
+        default=None,
+        help=f"results folder (default: a new {DEFAULT_RUNS}/<UTC time>-<data>-<compressors>, with "
+        f"{DEFAULT_RUNS}/latest pointing at it)",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace the run an explicit --output-dir holds")
     p.add_argument(
         "--batch-size", type=int, help=f"items per model call and cache write (default: {RUN_DEFAULTS['batch_size']})"
     )
@@ -114,9 +121,16 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+    from pathlib import Path
+
     from gacc_hf import distributed
     from gacc_hf.loading import load_any
+    from gacc_hf.results import check_output_dir, new_run_dir, point_latest
 
+    started = datetime.now(UTC)
+    if args.output_dir is not None:
+        check_output_dir(args.output_dir, args.overwrite)  # before any model work
     run = resolve_run(args)
     topology = distributed.detect()
     if args.num_processes > 1 and topology.world_size == 1:
@@ -153,7 +167,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))
     print(f"integrity: {result.integrity}")
-    path = result.save(args.output_dir)
+    out = args.output_dir or new_run_dir(started, [Path(run.data).name, "+".join(run.compressors)], DEFAULT_RUNS)
+    path = result.save(out, command=["gacc", *args.argv])
+    if args.output_dir is None:
+        point_latest(out)
     print(f"results: {path}")
     return 1 if any(result.integrity.values()) else 0
 
@@ -219,23 +236,37 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--b", help="compressor of side B (needed when its run has several)")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for the CIs (default: side A's run setting)")
     p.add_argument("--seed", type=int, help="bootstrap seed (default: side A's run seed)")
+    p.add_argument(
+        "--allow-different-data",
+        action="store_true",
+        help="compare runs on different data, readers or judges anyway, with a warning (refused by default)",
+    )
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from gacc_hf.compare import format_table, paired_table, select, shared_cells
+    from gacc_hf.compare import CompareError, format_table, paired_table, select, setup_differences, shared_cells
     from gacc_hf.results import read_folder
 
     run_a = read_folder(args.run_a)
     run_b = read_folder(args.run_b) if args.run_b else run_a
     if args.run_b is None and (args.a is None or args.b is None):
         raise ValueError("comparing two compressors of one run needs both --a and --b")
+    same_run = args.run_b is None  # two compressors of one run share its data, reader and judge
+    differ, unknown = ([], []) if same_run else setup_differences(run_a.config, run_b.config, (args.run_a, args.run_b))
+    if differ and not args.allow_different_data:
+        raise CompareError(
+            "the runs are not comparable: " + "; ".join(differ) + " (pass --allow-different-data to compare anyway)"
+        )
+    for line in [*differ, *(f"{u}: cannot check that both ran on the same data" for u in unknown)]:
+        print(f"WARNING: {line}", file=sys.stderr)
     rows_a, rows_b = select(run_a.answers, args.a, args.run_a), select(run_b.answers, args.b, args.run_b or args.run_a)
     labels = (f"{args.run_a}:{rows_a[0]['compressor']}", f"{args.run_b or args.run_a}:{rows_b[0]['compressor']}")
     n_boot = run_a.config.get("n_bootstrap", 1000) if args.bootstrap is None else args.bootstrap
     seed = run_a.config.get("seed", 0) if args.seed is None else args.seed
     rows_a, rows_b, skipped = shared_cells(rows_a, rows_b, ("A", "B"))
-    print(format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels))
+    table = format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels)
+    print("\n".join([*(f"WARNING, NOT COMPARABLE: {line}" for line in differ), table]))
     if skipped:
         print(f"skipped {len(skipped)} cell(s) not in both runs: {'; '.join(skipped)}")
     return 0
@@ -246,10 +277,12 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run_dir", help="results folder written by `gacc run`")
     p.add_argument("--repo-id", required=True, help="the model repo whose card gets the results (owner/name)")
     p.add_argument("--compressor", help="the run's compressor this model is (needed when the run has several)")
-    p.add_argument("--dataset-id", default="gacc-bench", help="Hub id of the benchmark data (default: gacc-bench)")
-    p.add_argument("--dataset-name", default="GACC-Bench", help="display name of the data (default: GACC-Bench)")
-    p.add_argument("--dataset-config", default="judge", help="dataset config evaluated (default: judge)")
-    p.add_argument("--dataset-split", default="test", help="dataset split evaluated (default: test)")
+    p.add_argument(
+        "--dataset-repo",
+        help="the Hub dataset the run's data is (needed for a run on a local file; the sample and synthetic data "
+        "are named as what they are)",
+    )
+    p.add_argument("--allow-errors", action="store_true", help="publish a run with failed calls, stating how many")
     p.add_argument("--card", help="merge into this local card instead of the model's current card on the Hub")
     p.add_argument("--details-repo-id", help="also push answers + memory ledger as this dataset repo, with a card")
     p.add_argument("--eval-results-task", help="also write .eval_results/ for this task of a Hub-registered benchmark")
@@ -264,35 +297,28 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from huggingface_hub import HfApi
 
     from gacc_hf import hub, model_card
-    from gacc_hf.results import read_folder
-    from gacc_hf.run_config import partial_run
 
     if not args.dry_run:
         hub.require_online(f"publish to {args.repo_id}")
-    run = read_folder(args.run_dir)
-    partial = partial_run(run.config)
-    if partial:
-        raise ValueError(f"{args.run_dir} is {partial}; publish only a run over the whole dataset")
-    api = None if args.dry_run else HfApi()
-    if args.card:
-        if not Path(args.card).is_file():
-            raise ValueError(f"--card {args.card}: no such file")
-        existing = Path(args.card).read_text(encoding="utf-8")
-    else:
-        existing = None if api is None else model_card.fetch_card(api, args.repo_id)
-    plans = model_card.publish_plan(
-        run,
+    if args.card and not Path(args.card).is_file():
+        raise ValueError(f"--card {args.card}: no such file")
+    plan = functools.partial(
+        model_card.publish_plan,
         args.run_dir,
         args.repo_id,
         compressor=args.compressor,
-        dataset=model_card.DatasetRef(args.dataset_id, args.dataset_name, args.dataset_config, args.dataset_split),
-        existing_card=existing,
+        dataset_repo=args.dataset_repo,
+        allow_errors=args.allow_errors,
         details_repo_id=args.details_repo_id,
         eval_results_task=args.eval_results_task,
         headline_ratio=args.headline_ratio,
     )
-    for plan in plans:
-        print(plan.describe())
+    plans = plan(existing_card=Path(args.card).read_text(encoding="utf-8") if args.card else None)  # every check
+    api = None if args.dry_run else HfApi()
+    if api is not None and not args.card:  # checked above, before the Hub is asked for anything
+        plans = plan(existing_card=model_card.fetch_card(api, args.repo_id))
+    for p in plans:
+        print(p.describe())
     if api is None:
         if not args.card:
             print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")

@@ -4,7 +4,9 @@ Both sides must have answered the same questions: rows are aligned by (condition
 and the difference is B minus A with a paired goal-bootstrap CI (`scoring.paired_difference`). Two runs
 are compared on the (condition, ratio) cells both have (`shared_cells` says which it skipped); within a
 cell, sides that do not cover the same questions are refused, because an unpaired difference would mix
-a change of method with a change of questions.
+a change of method with a change of questions. Two runs must also share their data (content fingerprint),
+reader and judge (`setup_differences`): the same question ids over other data, or under another reader or
+judge, would pass for a change of compressor.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from gacc_hf.results import is_ceiling
 from gacc_hf.scoring import DEFAULT_BOOTSTRAP, PairedDifference, paired_difference
 
 Key = tuple[str, float, str]
@@ -27,14 +30,54 @@ def compressors(answers: Iterable[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(r["compressor"]) for r in answers))
 
 
+def methods(answers: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Compressor names of answer rows that are methods (ceilings such as full context and oracle aside)."""
+    rows = list(answers)
+    ceilings = {str(r["compressor"]) for r in rows if is_ceiling(r)}
+    return [n for n in compressors(rows) if n not in ceilings]
+
+
+def _method_id(config: Mapping[str, Any], role: str) -> str:
+    m = config.get(role) or {}
+    return f"{m.get('name')}@{m.get('revision')}"
+
+
+def _data_id(config: Mapping[str, Any]) -> str:
+    d = config.get("data") or {}
+    short = str(d.get("fingerprint")).split(":")[-1][:16]
+    return f"{short} ({d.get('spec')}, split {d.get('split')}, view {d.get('view')})"
+
+
+def setup_differences(
+    config_a: Mapping[str, Any], config_b: Mapping[str, Any], labels: tuple[str, str] = ("A", "B")
+) -> tuple[list[str], list[str]]:
+    """What makes two runs incomparable (data fingerprint, reader, judge), and what cannot be checked.
+
+    The second list names runs that record no data fingerprint (written before gacc-hf recorded it).
+    """
+    differ, unknown = [], []
+    fingerprints = [(c.get("data") or {}).get("fingerprint") for c in (config_a, config_b)]
+    if None in fingerprints:
+        unknown += [
+            f"{label} records no data fingerprint" for label, f in zip(labels, fingerprints, strict=True) if f is None
+        ]
+    elif fingerprints[0] != fingerprints[1]:
+        differ.append(f"data: {labels[0]} ran on {_data_id(config_a)}, {labels[1]} on {_data_id(config_b)}")
+    for role in ("reader", "judge"):
+        a, b = _method_id(config_a, role), _method_id(config_b, role)
+        if a != b:
+            differ.append(f"{role}: {labels[0]} used {a}, {labels[1]} used {b}")
+    return differ, unknown
+
+
 def select(answers: Sequence[Mapping[str, Any]], compressor: str | None, label: str) -> list[Mapping[str, Any]]:
-    """The rows of one compressor; `None` picks the only compressor (the full-context baseline aside)."""
+    """The rows of one compressor; `None` picks the only method (ceilings aside)."""
     names = compressors(answers)
     if compressor is None:
-        methods = [n for n in names if n != "full-context"] or names
-        if len(methods) != 1:
-            raise CompareError(f"{label} has compressors {', '.join(methods)}; choose one with --a/--b")
-        compressor = methods[0]
+        choices = methods(answers) or names
+        if len(choices) != 1:
+            raise CompareError(f"{label} has compressors {', '.join(choices)}; choose one with --a/--b")
+        compressor = choices[0]
     if compressor not in names:
         raise CompareError(f"{label} has no compressor {compressor!r}; it has {', '.join(names)}")
     return [r for r in answers if r["compressor"] == compressor]

@@ -1,9 +1,17 @@
 """A model's GACC-Bench results as Hub cards and an upload plan (pure functions), then one commit per repo.
 
+Publishing is verified: `publish_plan` starts from the folder and runs every check `gacc report` runs
+(parquet checksums, every figure re-derived from `answers.parquet`), then refuses a run with a non-zero
+integrity counter, a partial run (`--limit`), and one with recorded errors unless they are allowed (the card
+then says how many). The card's dataset comes from the data identity the run recorded: the bundled sample
+and synthetic data are named as what they are, never as the GACC-Bench release, and a run on a local file
+needs the Hub dataset it is named explicitly.
+
 The model card gets `model-index` entries (`gacc_micro` / `gacc_macro`, one per condition and retention ratio,
-with the dataset, config, split, ratio and condition as metric args) and a results section rendered from the
-template in the top-level `model_card.md`. Optionally a details dataset (answers + memory ledger + its own card)
-and `.eval_results/` entries are planned too. Nothing here touches the network except `fetch_card` and
+with the dataset, config, split, data fingerprint, ratio and condition as metric args) and a results section
+rendered from the template in the top-level `model_card.md`. Ceilings (full context, oracle) are shown there as
+upper bounds and never enter the model-index. Optionally a details dataset (answers + memory ledger + its own
+card) and `.eval_results/` entries are planned too. Nothing here touches the network except `fetch_card` and
 `publish`, which take their `HfApi` as an argument.
 """
 
@@ -29,28 +37,107 @@ from huggingface_hub import (
 )
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 
-from gacc_hf.compare import CompareError, compressors
+from gacc_hf.compare import CompareError, methods
 from gacc_hf.hub import commit, describe_plan, folder_operations
 from gacc_hf.plots import GAPS_PNG, SCORES_PNG
-from gacc_hf.results import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults
+from gacc_hf.report import verify_folder
+from gacc_hf.results import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
+from gacc_hf.run_config import partial_run
 
 CARD_PATH = Path(__file__).with_name("model_card.md")  # a link to the top-level model_card.md, shipped as data
 METRICS = ("micro", "macro")
-TASK_TYPE = "summarization"  # the Hub task closest to "shrink a source, keep what a goal needs"
-TASK_NAME = "Goal-conditioned context compression"
+# What is measured is whether held-out questions are answered correctly (judged against gold references) from a
+# compressed memory: a question-answering accuracy, with the compressor as the system under test. `summarization`
+# would promise a summary scored against a reference summary (ROUGE-style), which is not what the score means.
+TASK_TYPE = "question-answering"
+TASK_NAME = "Goal-conditioned context compression (held-out questions)"
 START, END = "<!-- gacc-bench-results:start -->", "<!-- gacc-bench-results:end -->"
 DETAIL_FILES = (RESULTS_FILE, ANSWERS_FILE, MEMORIES_FILE, "report.md", SCORES_PNG, GAPS_PNG)
 
 
+#: Data whose identity is known from its spec alone: never the GACC-Bench release.
+BUNDLED = {
+    "sample": "the gacc-hf bundled sample (not the GACC-Bench release)",
+    "synthetic": "gacc-hf synthetic data (rule-made; not the GACC-Bench release)",
+}
+
+
+class PublishError(ValueError):
+    """A run that must not be published as it is; the message says why and what to do."""
+
+
 @dataclass(frozen=True)
 class DatasetRef:
-    """The benchmark data a run used, as the Hub names it (model-index `dataset`)."""
+    """The data a run used, as the card names it (model-index `dataset`).
 
-    id: str = "gacc-bench"
-    name: str = "GACC-Bench"
+    `bundled` is True for the sample and synthetic data: the card then says the scores are not on the
+    GACC-Bench release. `fingerprint` is the sha256 of the judge-view rows the run recorded.
+    """
+
+    id: str
+    name: str
     config: str = "judge"
-    split: str = "test"
+    split: str | None = None  # None: the data's only split
     revision: str | None = None
+    fingerprint: str | None = None
+    bundled: bool = False
+
+
+def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None) -> DatasetRef:
+    """The card's dataset, from the data identity in `config["data"]`; `dataset_repo` names a Hub dataset.
+
+    The sample and synthetic data are named as what they are (a `dataset_repo` for them is refused); a run on
+    a Hub dataset is named by its repo id; a run on a local file or folder needs `dataset_repo`, the Hub dataset
+    the file is (the fingerprint on the card lets anyone check).
+    """
+    data = config.get("data")
+    if not isinstance(data, Mapping) or not data.get("fingerprint"):
+        raise PublishError(
+            "results.json records no data identity (written before gacc-hf recorded it): rerun the benchmark "
+            "to publish its scores"
+        )
+    spec = data.get("spec")
+    common = {
+        "config": str(data.get("view") or "judge"),
+        "split": data.get("split"),
+        "fingerprint": data["fingerprint"],
+    }
+    base = str(spec).split(":", 1)[0]  # "synthetic:contexts=50,seed=1" is synthetic data
+    if base in BUNDLED:
+        if dataset_repo is not None:
+            raise PublishError(f"the run used {BUNDLED[base]}, not {dataset_repo!r}: drop --dataset-repo")
+        name = BUNDLED[base] + (f", {spec}" if spec != base else "")
+        return DatasetRef(id=f"gacc-hf-{base}", name=name, bundled=True, **common)
+    if data.get("kind") == "hub" and dataset_repo not in (None, spec):
+        raise PublishError(f"the run used the Hub dataset {spec!r}, not {dataset_repo!r}")
+    if dataset_repo is None:
+        if data.get("kind") != "hub" or not spec:
+            what = "a dataset object (no spec recorded)" if spec is None else repr(spec)
+            raise PublishError(
+                f"the run used {what}, not known to be a Hub dataset: pass --dataset-repo OWNER/NAME, the Hub "
+                f"dataset these rows are (the card records their fingerprint {data['fingerprint']})"
+            )
+        dataset_repo = str(spec)
+    return DatasetRef(id=dataset_repo, name=dataset_repo, **common)
+
+
+def check_publishable(run: RunResults, allow_errors: bool = False) -> None:
+    """Refuse what must not reach a model card: broken protocol, a partial run, unasked-for failed calls."""
+    if "files" not in run.payload:
+        raise PublishError("a schema 1 results folder records no file checksums: run `gacc report` on it first")
+    broken = {k: v for k, v in run.payload["integrity"].items() if v}
+    if broken:
+        counters = ", ".join(f"{k} = {v}" for k, v in broken.items())
+        raise PublishError(f"integrity counters are not 0 ({counters}): these scores break the protocol")
+    partial = partial_run(run.config)
+    if partial:
+        raise PublishError(f"the run is {partial}; publish only a run over the whole dataset")
+    errors = run.payload.get("errors") or []
+    if errors and not allow_errors:
+        raise PublishError(
+            f"the run recorded {len(errors)} failed call(s), scored as wrong answers: fix and rerun, or pass "
+            "--allow-errors to publish with the count stated on the card"
+        )
 
 
 @dataclass(frozen=True)
@@ -90,8 +177,8 @@ def citation() -> str:
 
 
 def pick_compressor(run: RunResults, compressor: str | None) -> str:
-    """The compressor a model card is about: the one named, or the run's only one (baseline aside)."""
-    names = [n for n in compressors(run.answers) if n != "full-context"]
+    """The compressor a model card is about: the one named, or the run's only method (ceilings are never one)."""
+    names = methods(run.answers)
     if compressor is None:
         if len(names) != 1:
             raise CompareError(f"the run has compressors {', '.join(names)}; choose one with --compressor")
@@ -102,7 +189,7 @@ def pick_compressor(run: RunResults, compressor: str | None) -> str:
 
 
 def _rows(run: RunResults, compressor: str) -> list[dict[str, Any]]:
-    return [s for s in run.scores if s["compressor"] == compressor and s["condition"] != "full"]
+    return [s for s in run.scores if s["compressor"] == compressor and not is_ceiling(s)]
 
 
 def _method(m: Mapping[str, Any]) -> str:
@@ -124,6 +211,7 @@ def eval_results(run: RunResults, compressor: str, dataset: DatasetRef) -> list[
                 "judge": _method(run.config["judge"]),
                 "n_questions": s["n_questions"],
                 "n_goals": s["n_goals"],
+                "data_fingerprint": dataset.fingerprint,
             }
             if s[f"{m}_ci_low"] is not None:
                 args["ci95"] = [s[f"{m}_ci_low"], s[f"{m}_ci_high"]]
@@ -157,6 +245,16 @@ def template_values(
     p, cfg = run.payload, run.config
     rows = _rows(run, compressor)
     revision = next((c["revision"] for c in cfg["compressors"] if c["name"] == compressor), "unknown")
+
+    def shown(s: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            "compressor": s["compressor"],
+            "condition": s["condition"],
+            "ratio": f"{s['ratio']:g}",
+            "n_questions": s["n_questions"],
+            **{m: f"{s[m]:.3f}{_ci(s[f'{m}_ci_low'], s[f'{m}_ci_high'], 1, '.3f')}" for m in METRICS},
+        }
+
     return {
         "model_id": model_id,
         "compressor": {"name": compressor, "revision": revision},
@@ -165,15 +263,9 @@ def template_values(
         "n_questions": rows[0]["n_questions"] if rows else cfg.get("n_questions"),
         "n_bootstrap": cfg.get("n_bootstrap"),
         "harness": {"version": (p.get("versions") or {}).get("gacc-hf"), "git_revision": p.get("git_revision")},
-        "scores": [
-            {
-                "condition": s["condition"],
-                "ratio": f"{s['ratio']:g}",
-                "n_questions": s["n_questions"],
-                **{m: f"{s[m]:.3f}{_ci(s[f'{m}_ci_low'], s[f'{m}_ci_high'], 1, '.3f')}" for m in METRICS},
-            }
-            for s in rows
-        ],
+        "scores": [shown(s) for s in rows],
+        "ceilings": [shown(s) for s in run.scores if is_ceiling(s)],
+        "n_errors": len(p.get("errors") or []),
         "gaps": [
             {
                 "gap": g["gap"].replace("-", " − "),
@@ -208,7 +300,7 @@ def model_card(
     run: RunResults,
     compressor: str,
     model_id: str,
-    dataset: DatasetRef = DatasetRef(),
+    dataset: DatasetRef,
     existing: str | None = None,
     details_repo_id: str | None = None,
 ) -> str:
@@ -248,8 +340,10 @@ def eval_results_yaml(run: RunResults, compressor: str, dataset: DatasetRef, tas
     """`.eval_results/*.yaml` for a benchmark registered on the Hub: the own-condition Micro at one ratio.
 
     The newer format holds one headline value per benchmark task, and the task id must be one the benchmark's
-    `eval.yaml` declares, so it is written only when the caller names that task.
+    `eval.yaml` declares, so it is written only when the caller names that task, for data on the Hub.
     """
+    if dataset.bundled:
+        raise PublishError(f".eval_results entries are for a benchmark on the Hub; the run used {dataset.name}")
     row = next((s for s in _rows(run, compressor) if s["condition"] == "own" and s["ratio"] == ratio), None)
     if row is None:
         ratios = sorted({s["ratio"] for s in _rows(run, compressor) if s["condition"] == "own"})
@@ -281,12 +375,17 @@ def details_card(details_repo_id: str, model_id: str, dataset: DatasetRef) -> st
             "",
             f"Per-question answers and the memory ledger of the GACC-Bench run behind the results on the card of "
             f"[{model_id}](https://huggingface.co/{model_id}), on {dataset.name} (`{dataset.id}`, config "
-            f"`{dataset.config}`, split `{dataset.split}`). Written by gacc-hf.",
+            f"`{dataset.config}`, split `{dataset.split or 'the only one'}`, rows fingerprint "
+            f"`{dataset.fingerprint}`). Written by gacc-hf.",
             "",
             f"- `answers` ({ANSWERS_FILE}): one row per question per compressor, condition and retention ratio: "
-            "ids, the sha256 of the memory read, the reader's answer, the judge's verdict (`correct`).",
-            f"- `memories` ({MEMORIES_FILE}): one ledger row per memory: budget L, source tokens N, proposed / "
-            "retained / re-encoded tokens, unused budget, padding (always 0), truncated, compressor called.",
+            "ids, the question text, the sha256 of the memory read, the reader's answer, the judge's verdict "
+            "(`correct`), and **`references`: the gold answers** (judge-only: neither the compressor nor the "
+            "reader saw them; keep them out of any model input).",
+            f"- `memories` ({MEMORIES_FILE}): one ledger row per memory: the memory text (`memory`), budget L, "
+            "source tokens N, proposed / retained / re-encoded tokens, unused budget, padding (always 0), "
+            "truncated, compressor called.",
+            "- Rows with `ceiling` true (full context, oracle) are upper bounds, not methods.",
             f"- `{RESULTS_FILE}`: configuration, versions, tokenizer identity, integrity counters, scores with CIs; "
             "`report.md` and the plots summarise them.",
             "",
@@ -302,18 +401,25 @@ def details_card(details_repo_id: str, model_id: str, dataset: DatasetRef) -> st
 
 
 def publish_plan(
-    run: RunResults,
     run_dir: str | Path,
     repo_id: str,
     *,
     compressor: str | None = None,
-    dataset: DatasetRef = DatasetRef(),
+    dataset_repo: str | None = None,
+    allow_errors: bool = False,
     existing_card: str | None = None,
     details_repo_id: str | None = None,
     eval_results_task: str | None = None,
     headline_ratio: float | None = None,
 ) -> list[RepoPlan]:
-    """The commits publishing a run: the model card (+ eval-results file), and optionally a details dataset."""
+    """The commits publishing a verified run: the model card (+ eval-results file), optionally a details dataset.
+
+    Raises ResultsError for a folder that fails `gacc report`'s checks, PublishError for one that must not be
+    published (see `check_publishable`, `dataset_ref`).
+    """
+    run = verify_folder(run_dir)
+    check_publishable(run, allow_errors)
+    dataset = dataset_ref(run.config, dataset_repo)
     name = pick_compressor(run, compressor)
     card = model_card(run, name, repo_id, dataset, existing_card, details_repo_id)
     ops = [CommitOperationAdd("README.md", card.encode("utf-8"))]

@@ -1,4 +1,7 @@
-"""PNG plots of a run: scores against the retention ratio, and the own−none / own−cross goal gaps.
+"""PNG plots of a run: scores (and evidence recall) against the retention ratio, and the goal gaps.
+
+Ceilings (full context, oracle) are drawn as dashed reference lines labelled as upper bounds, never as a
+compressor's line.
 
 Figures are drawn on matplotlib's Agg canvas without pyplot (no global state, no display needed) and
 saved with fixed dpi and no "Software" metadata, so the same results produce byte-identical PNGs.
@@ -18,7 +21,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from gacc_hf.results import write_atomic
+from gacc_hf.results import is_ceiling, write_atomic
 
 SCORES_PNG = "scores.png"
 GAPS_PNG = "gaps.png"
@@ -32,6 +35,7 @@ CONDITION_TITLES = {
 METRIC_LABELS = {
     "micro": "Micro (% of questions correct)",
     "macro": "Macro (% of goals all correct)",
+    "evidence_micro": "Evidence (% of questions with\na gold reference in memory)",
 }
 GAP_TITLES = {
     "own-none": "own − none: gain from seeing the goal",
@@ -65,7 +69,8 @@ def _series(
     """A line with markers and its CI: a band when there are several ratios, error bars for a single one."""
     pct = [100 * y for y in ys]
     color = style["color"]
-    ax.plot(xs, pct, ms=4.5, lw=1.6, label=label, **style)
+    # matplotlib leaves labels starting with "_" out of legends; a method named "_x.<locals>.f" must stay in
+    ax.plot(xs, pct, ms=4.5, lw=1.6, label=f" {label}" if label.startswith("_") else label, **style)
     if any(v is None for v in lows):
         return
     lo, hi = [100 * v for v in lows], [100 * v for v in highs]
@@ -106,13 +111,13 @@ def _legend(fig: Figure, axes: Sequence[Axes]) -> None:
     )
 
 
-def _layout(n_cols: int, n_legend: int) -> tuple[Figure, list[list[Axes]], float]:
-    """A 2-row grid (Micro, Macro) sharing axes, and the bottom margin that leaves room for the legend."""
+def _layout(n_rows: int, n_cols: int, n_legend: int) -> tuple[Figure, list[list[Axes]], float]:
+    """A grid (one row per metric) sharing axes, and the bottom margin that leaves room for the legend."""
     legend_rows = -(-n_legend // 5)
-    height = 5.4 + 0.3 * legend_rows
+    height = 2.7 * n_rows + 0.3 * legend_rows
     fig = Figure(figsize=(max(4.2 * n_cols, 6.5), height))
     bottom = (0.62 + 0.3 * legend_rows) / height
-    axes = fig.subplots(2, n_cols, squeeze=False, sharex=True, sharey="row")
+    axes = fig.subplots(n_rows, n_cols, squeeze=False, sharex=True, sharey="row")
     return fig, [list(row) for row in axes], bottom
 
 
@@ -125,8 +130,9 @@ def _grid(
     title: str,
     decorate: Callable[[Axes, str], None],
     extra_legend: int = 0,
+    metrics: Sequence[str] = METRICS,
 ) -> Figure:
-    """Micro (top row) and Macro (bottom row) against the ratio, one panel per value of `column`.
+    """One row per metric (Micro, Macro, ...) against the ratio, one panel per value of `column`.
 
     `keys(metric)` names the value, CI-low and CI-high fields drawn; `decorate(ax, metric)` adds reference lines
     (below the data, after it in the legend).
@@ -136,8 +142,8 @@ def _grid(
     ratios = sorted({float(r["ratio"]) for r in rows})
     styles = _styles(names)
     with matplotlib.rc_context(_RC):
-        fig, axes, bottom = _layout(len(columns), len(names) + extra_legend)
-        for i, metric in enumerate(METRICS):
+        fig, axes, bottom = _layout(len(metrics), len(columns), len(names) + extra_legend)
+        for i, metric in enumerate(metrics):
             value, low, high = keys(metric)
             for j, col in enumerate(columns):
                 ax = axes[i][j]
@@ -147,8 +153,8 @@ def _grid(
                         ax,
                         [r["ratio"] for r in cell],
                         [r[value] for r in cell],
-                        [r[low] for r in cell],
-                        [r[high] for r in cell],
+                        [r.get(low) for r in cell],
+                        [r.get(high) for r in cell],
                         styles[name],
                         name,
                     )
@@ -156,7 +162,7 @@ def _grid(
                 _ratio_axis(ax, ratios)
                 if i == 0:
                     ax.set_title(titles.get(col, col))
-                else:
+                if i == len(metrics) - 1:
                     ax.set_xlabel(RATIO_LABEL)
                 if j == 0:
                     ax.set_ylabel(ylabel(metric))
@@ -182,25 +188,56 @@ def _ratio(row: Mapping[str, Any]) -> float:
     return float(row["ratio"])
 
 
-def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figure:
-    """Micro and Macro against the ratio: one panel per condition, one line per compressor.
+_CEILING_STYLES = ({"color": "0.35", "ls": "--"}, {"color": "0.15", "ls": ":"})
 
-    The uncompressed `full` condition, when present, is a dashed reference line in every panel.
+
+def _ceiling_label(name: str, cells: Sequence[Mapping[str, Any]]) -> str:
+    shown = "full context" if name == FULL_CONTEXT else name
+    return f"{shown} (upper bound, r = {cells[0]['ratio']:g})" if len(cells) == 1 else f"{shown} (upper bound)"
+
+
+def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figure:
+    """Micro, Macro and (when recorded) evidence recall against the ratio: one panel per condition, one line
+    per compressor.
+
+    Ceilings are dashed reference lines in every panel: one at a single ratio (full context) is horizontal,
+    one per ratio (oracle) follows the ratios.
     """
-    rows = [s for s in scores if s["condition"] != "full"]
-    full = next((s for s in scores if s["condition"] == "full"), None)
+    rows = [s for s in scores if not is_ceiling(s)]
+    ceilings: dict[str, list[Mapping[str, Any]]] = {}
+    for s in scores:  # in the run's order, each one's rows by ratio
+        if is_ceiling(s):
+            ceilings.setdefault(str(s["compressor"]), []).append(s)
+    ceilings = {name: sorted(cells, key=_ratio) for name, cells in ceilings.items()}
     if not rows:
-        raise ValueError("no compressed conditions to plot (only 'full' scores)")
+        raise ValueError("no compressed conditions to plot (only ceiling scores: full context, oracle)")
+    evidence = any(s.get("evidence_micro") is not None for s in rows)
+    metrics = (*METRICS, "evidence_micro") if evidence else METRICS
 
     def decorate(ax: Axes, metric: str) -> None:
+        bounds = [c for cells in ceilings.values() for c in cells if c.get(metric) is not None]
         highest = max(
-            [s[metric] for s in rows]
-            + [s[f"{metric}_ci_high"] for s in rows if s[f"{metric}_ci_high"] is not None]
-            + ([full[metric]] if full is not None else [])
+            [s[metric] for s in rows if s.get(metric) is not None]
+            + [s[f"{metric}_ci_high"] for s in rows if s.get(f"{metric}_ci_high") is not None]
+            + [c[metric] for c in bounds]
         )
         ax.set_ylim(-0.03 * _top(highest), _top(highest))
-        if full is not None:
-            ax.axhline(100 * full[metric], color="0.35", ls="--", lw=1.2, zorder=1, label="full context (r = 1)")
+        for style, (name, cells) in zip(_CEILING_STYLES * len(ceilings), ceilings.items(), strict=False):
+            cells = [c for c in cells if c.get(metric) is not None]
+            if not cells:
+                continue
+            label = _ceiling_label(name, cells)
+            if len(cells) == 1:
+                ax.axhline(100 * cells[0][metric], lw=1.2, zorder=1, label=label, **style)
+            else:
+                ax.plot(
+                    [c["ratio"] for c in cells],
+                    [100 * c[metric] for c in cells],
+                    lw=1.2,
+                    zorder=1,
+                    label=label,
+                    **style,
+                )
 
     return _grid(
         rows,
@@ -210,7 +247,8 @@ def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figur
         METRIC_LABELS.__getitem__,
         title or "GACC-Bench scores by retention ratio, with 95% goal-bootstrap CIs",
         decorate,
-        extra_legend=full is not None,
+        extra_legend=len(ceilings),
+        metrics=metrics,
     )
 
 

@@ -1,17 +1,29 @@
-"""The results folder of a run, on disk: write it atomically, read it back, handle older schemas.
+"""The results folder of a run, on disk: write it atomically, keep every run, read it back, handle older schemas.
 
 Layout (schema 2):
 
-    results.json       config, seed, versions, git revision, tokenizer identity, integrity, calls,
-                       scores with CIs, errors, and the row count + sha256 of each parquet file
-    answers.parquet    one row per question per (compressor, condition, ratio): ids, memory hash,
-                       answer, verdict
-    memories.parquet   the memory ledger (DESIGN 1.9), one row per (compressor, goal, condition, ratio)
+    results.json       config (with the data identity and each method's spec), the command line, seed,
+                       versions, git revision, tokenizer identity, integrity, exposures, calls, scores with
+                       CIs, errors, and the row count + sha256 of each parquet file
+    answers.parquet    one row per question per (compressor, condition, ratio): ids, the question text, the
+                       gold references (`references`), memory hash, answer, verdict
+    memories.parquet   the memory ledger (DESIGN 1.9), one row per (compressor, goal, condition, ratio), with
+                       the memory text (`memory`)
+    report.md, *.png   derived from the above (`gacc_hf.report`)
 
-Every file is written to a temporary name and renamed into place, and `results.json` is written last,
-so a crash leaves the previous folder or a complete new one, never a mix that reads as valid: the
-recorded sha256 of each parquet file ties the three together. Schema 1 (ledger and answers embedded in
-`results.json`) is still read; anything else is refused with a message naming the file.
+Writing is all or nothing. A folder is built in a hidden temporary sibling (`.NAME.tmp-PID-HEX`) and moved
+into place with one `os.rename`. Replacing an existing folder takes three steps: rename it aside
+(`.NAME.old`), rename the new one in, delete the aside. A kill at any moment therefore leaves, under NAME,
+either the previous complete folder or the new complete one, never a mix, and no file of the previous run
+survives in the new one. The one in-between state, NAME missing and `.NAME.old` present, is the previous
+complete folder: `read_folder` reads it there, and the next writer (`recover`) renames it back or, when
+NAME exists, deletes it with any dead writer's temporary folder. The recorded sha256 of each parquet file
+ties the files of a folder together.
+
+Kept runs: by default each run gets its own folder `runs/<UTC start>-<data>-<compressors>` and the symlink
+`runs/latest` is repointed at the newest in one `os.replace`. Schema 1 (ledger and answers embedded in
+`results.json`) is still read, and rows written before a column existed read without it; anything else is
+refused with a message naming the file.
 """
 
 from __future__ import annotations
@@ -20,8 +32,12 @@ import hashlib
 import io
 import json
 import os
-from collections.abc import Mapping
+import re
+import secrets
+import shutil
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +48,10 @@ SCHEMA_VERSION = 2
 RESULTS_FILE = "results.json"
 ANSWERS_FILE = "answers.parquet"
 MEMORIES_FILE = "memories.parquet"
+RUNS_DIR = "runs"
+LATEST = "latest"
+#: Conditions whose rows are upper bounds, not methods (rows written before the `ceiling` flag existed).
+CEILING_CONDITIONS = ("full", "oracle")
 
 _STR, _F64, _I64, _BOOL = pa.string(), pa.float64(), pa.int64(), pa.bool_()
 # Known column types, so an all-null column (e.g. `error` in a clean run) keeps its type in the file.
@@ -44,6 +64,10 @@ ANSWER_TYPES: dict[str, pa.DataType] = {
     "shown_goal_id": _STR,
     "question_id": _STR,
     "memory_sha256": _STR,
+    "question": _STR,
+    "references": pa.list_(_STR),
+    "evidence": _BOOL,
+    "ceiling": _BOOL,
     "answer": _STR,
     "correct": _BOOL,
     "error": _STR,
@@ -68,6 +92,10 @@ MEMORY_TYPES: dict[str, pa.DataType] = {
     "compressor_called": _BOOL,
     "cached": _BOOL,
     "memory_sha256": _STR,
+    "memory": _STR,
+    "evidence_hits": _I64,
+    "n_questions": _I64,
+    "ceiling": _BOOL,
     "error": _STR,
 }
 _TABLES = {"answers": (ANSWERS_FILE, ANSWER_TYPES), "memories": (MEMORIES_FILE, MEMORY_TYPES)}
@@ -94,6 +122,11 @@ class RunResults:
         return self.payload["scores"]
 
 
+def is_ceiling(row: Mapping[str, Any]) -> bool:
+    """Whether a score, answer or memory row is an upper bound (full context, oracle), never a method."""
+    return bool(row.get("ceiling", row.get("condition") in CEILING_CONDITIONS))
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file renamed into place (readers never see a partial file)."""
     tmp = path.with_name(f".{path.name}.tmp")
@@ -118,26 +151,168 @@ def parquet_bytes(rows: list[dict[str, Any]], types: Mapping[str, pa.DataType]) 
     return buf.getvalue()
 
 
-def write_folder(run: RunResults, out_dir: str | Path) -> Path:
-    """Write the three files of a results folder (parquet first, `results.json` last); returns results.json.
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
-    `run.payload` is updated to the document written (current schema version, file checksums).
-    """
+
+def _aside(out: Path) -> Path:
+    return out.with_name(f".{out.name}.old")
+
+
+def _target(out_dir: str | Path) -> Path:
+    """The folder a path names; a symlink (`runs/latest`) names the folder it points at."""
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    return out.resolve() if out.is_symlink() else out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def recover(out_dir: str | Path) -> None:
+    """Finish or undo a replace that was interrupted, and drop the temporary folders of dead writers."""
+    out = _target(out_dir)
+    aside = _aside(out)
+    if aside.is_dir():
+        if out.exists():
+            shutil.rmtree(aside)  # the new folder was moved in: the previous one is garbage
+        else:
+            os.rename(aside, out)  # killed between the two renames: the previous folder comes back
+    for tmp in out.parent.glob(f".{out.name}.tmp-*"):
+        match = re.fullmatch(rf"\.{re.escape(out.name)}\.tmp-(\d+)-[0-9a-f]+", tmp.name)
+        if tmp.is_dir() and match and not _alive(int(match.group(1))):
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def is_results_folder(path: str | Path) -> bool:
+    """Whether `path` holds a run (its results.json, or the aside copy an interrupted replace left)."""
+    out = _target(path)
+    return (out / RESULTS_FILE).is_file() or (_aside(out) / RESULTS_FILE).is_file()
+
+
+def check_output_dir(path: str | Path, overwrite: bool) -> None:
+    """Refuse, before any work, an output folder that holds another run (unless `overwrite`) or other files."""
+    _refuse_foreign(_target(path))
+    if is_results_folder(path) and not overwrite:
+        raise ResultsError(
+            f"{path}: holds another run ({RESULTS_FILE}); pass --overwrite to replace it, or choose another "
+            "--output-dir (without --output-dir every run gets its own folder under runs/)"
+        )
+
+
+def _refuse_foreign(out: Path) -> None:
+    """Only a results folder or an empty one may be replaced: other files are never deleted."""
+    if out.exists() and not is_results_folder(out) and (not out.is_dir() or any(out.iterdir())):
+        raise ResultsError(f"{out}: exists and is not a results folder; refusing to replace it, choose another")
+
+
+def replace_folder(out_dir: str | Path, fill: Callable[[Path], object]) -> Path:
+    """Build a folder with `fill(staging_dir)` and move it into place atomically (see the module doc).
+
+    The folder replaced must be a results folder or empty: other files are never deleted.
+    """
+    out = _target(out_dir)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    recover(out)
+    _refuse_foreign(out)
+    stage = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    stage.mkdir()
+    try:
+        fill(stage)
+        _fsync_dir(stage)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    replacing = out.exists()
+    if replacing:
+        os.rename(out, _aside(out))
+    os.rename(stage, out)
+    _fsync_dir(out.parent)
+    if replacing:
+        shutil.rmtree(_aside(out))
+    return out
+
+
+def folder_files(run: RunResults) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """The `results.json` document (current schema, file checksums) and the bytes of every data file."""
+    data: dict[str, bytes] = {}
     files = {}
     for key, (name, types) in _TABLES.items():
-        data = parquet_bytes(getattr(run, key), types)
-        write_atomic(out / name, data)
-        files[key] = {"path": name, "rows": len(getattr(run, key)), "sha256": hashlib.sha256(data).hexdigest()}
-    run.payload = {**run.payload, "schema_version": SCHEMA_VERSION, "files": files}
-    write_atomic(out / RESULTS_FILE, json_bytes(run.payload))
-    return out / RESULTS_FILE
+        data[name] = parquet_bytes(getattr(run, key), types)
+        files[key] = {"path": name, "rows": len(getattr(run, key)), "sha256": hashlib.sha256(data[name]).hexdigest()}
+    payload = {**run.payload, "schema_version": SCHEMA_VERSION, "files": files}
+    data[RESULTS_FILE] = json_bytes(payload)
+    return payload, data
+
+
+def write_folder(
+    run: RunResults, out_dir: str | Path, extra: Callable[[RunResults, Path], object] | None = None
+) -> Path:
+    """Write a whole results folder atomically: the data files, then `extra(run, staging_dir)` (report, plots).
+
+    `run.payload` is updated to the document written. Returns the path of results.json.
+    """
+    run.payload, data = folder_files(run)
+
+    def fill(stage: Path) -> None:
+        for name, content in data.items():
+            write_atomic(stage / name, content)
+        if extra is not None:
+            extra(run, stage)
+
+    return replace_folder(out_dir, fill) / RESULTS_FILE
+
+
+def _slug(part: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+_-]+", "_", part).strip("._-")
+
+
+def new_run_dir(started: datetime, parts: Sequence[str], root: str | Path = RUNS_DIR) -> Path:
+    """A fresh folder name `<root>/<UTC start>-<parts...>` (lm-eval style), unique under `root`."""
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    name = "-".join(filter(None, [stamp, *(_slug(p)[:40] for p in parts)]))
+    path, n = Path(root) / name, 1
+    while path.exists() or _aside(path).exists():
+        n += 1
+        path = Path(root) / f"{name}-{n}"
+    return path
+
+
+def point_latest(run_dir: str | Path) -> Path:
+    """Repoint `<parent>/latest` at `run_dir` in one step (a temporary symlink moved over it).
+
+    A real folder left there by an older gacc-hf is kept, renamed to a run folder of its own.
+    """
+    target = Path(run_dir)
+    link = target.parent / LATEST
+    if link.is_dir() and not link.is_symlink():
+        os.rename(link, new_run_dir(datetime.fromtimestamp(link.stat().st_mtime, UTC), ["earlier"], link.parent))
+    tmp = link.with_name(f".{LATEST}.tmp-{os.getpid()}")
+    if tmp.is_symlink() or tmp.exists():
+        tmp.unlink()
+    os.symlink(target.name, tmp)
+    os.replace(tmp, link)
+    return link
 
 
 def read_folder(run_dir: str | Path) -> RunResults:
-    """Read a results folder of schema 1 or 2; raise ResultsError naming the file at fault."""
+    """Read a results folder of schema 1 or 2; raise ResultsError naming the file at fault.
+
+    A folder caught between the two renames of a replace is read from its aside copy (the previous run).
+    """
     root = Path(run_dir)
+    if not root.is_dir() and _aside(_target(root)).is_dir():
+        root = _aside(_target(root))
     if not root.is_dir():
         raise ResultsError(f"{root}: not a results folder (no such directory)")
     payload = _read_json(root / RESULTS_FILE)

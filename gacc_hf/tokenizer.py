@@ -35,8 +35,23 @@ CL100K_SPECIAL = {
     "<|fim_suffix|>": 100260,
     "<|endofprompt|>": 100276,
 }
-#: Published probe encodings (the "hello world" pair is the one DESIGN 1.12 names).
-PROBES: dict[str, list[int]] = {"hello world": [15339, 1917]}
+#: Published cl100k_base encodings checked at every load, one per feature of the split pattern and ranks (the
+#: sources are cited in tests/test_tokenizer.py): plain words (DESIGN 1.12), digits and operators, whitespace runs
+#: before newlines, an apostrophe that is not a contraction, raw bytes, Japanese text and an emoji.
+PROBES: dict[str, list[int]] = {
+    "hello world": [15339, 1917],
+    "2 + 2 = 4": [17, 489, 220, 17, 284, 220, 19],
+    "antidisestablishmentarianism": [519, 85342, 34500, 479, 8997, 2191],
+    "today\n ": [31213, 198, 220],
+    "today\n \n": [31213, 27907],
+    "today\n  \n": [31213, 14211],
+    "'rer": [2351, 81],
+    " \x850": [220, 126, 227, 15],
+    "お誕生日おめでとう": [33334, 45918, 243, 21990, 9080, 33334, 62004, 16556, 78699],
+    "👍": [9468, 239, 235],
+}
+#: Published encodings with special tokens allowed: the special-token table, which `Codec.encode` never uses.
+SPECIAL_PROBES: dict[str, list[int]] = {"hello <|endoftext|>": [15339, 220, 100257]}
 
 
 class TokenizerIdentityError(RuntimeError):
@@ -139,10 +154,7 @@ def load_codec(ranks_path: str | os.PathLike[str] | None = None) -> Codec:
         mergeable_ranks=ranks,
         special_tokens=CL100K_SPECIAL,
     )
-    for text, expected in PROBES.items():
-        got = encoding.encode_ordinary(text)
-        if got != expected:
-            raise TokenizerIdentityError(f"probe {text!r} encoded to {got}, expected {expected}")
+    _check_probes(encoding)
     return Codec(
         name=CL100K_NAME,
         revision=digest,
@@ -150,6 +162,15 @@ def load_codec(ranks_path: str | os.PathLike[str] | None = None) -> Codec:
         ranks_path=str(path),
         _encoding=encoding,
     )
+
+
+def _check_probes(encoding: tiktoken.Encoding) -> None:
+    """Every published encoding must come out exactly; the first that does not is named."""
+    probes = [(t, ids, encoding.encode_ordinary(t)) for t, ids in PROBES.items()]
+    probes += [(t, ids, encoding.encode(t, allowed_special="all")) for t, ids in SPECIAL_PROBES.items()]
+    for text, expected, got in probes:
+        if got != expected:
+            raise TokenizerIdentityError(f"probe {text!r} encoded to {got}, expected the published {expected}")
 
 
 @functools.cache

@@ -17,7 +17,7 @@ def real_run(
     out_dir: Path, cache_dir: Path, compressor: Any = ("truncate", "goal-lines"), contexts: int = 10, **kw: Any
 ) -> BenchmarkResult:
     """Run the rule-based pipeline on synthetic data and write its results folder into `out_dir`."""
-    kw = {"ratios": RATIOS, "conditions": ("own", "none", "cross"), **kw}
+    kw = {"ratios": RATIOS, "conditions": ("own", "none", "cross"), "data_spec": "synthetic", **kw}
     result = run_benchmark(
         synthetic(seed=0, contexts=contexts),
         compressor=list(compressor) if isinstance(compressor, tuple) else compressor,

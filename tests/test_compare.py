@@ -1,12 +1,25 @@
-"""Paired comparisons: alignment by (condition, ratio, question), refusals, goal gaps, `gacc compare`."""
+"""Paired comparisons: alignment by (condition, ratio, question), refusals (other questions, data, reader, judge),
+goal gaps, `gacc compare`."""
 
 from __future__ import annotations
+
+import json
+import shutil
 
 import pytest
 from results_helpers import real_run
 
 from gacc_hf.cli import main
-from gacc_hf.compare import CompareError, align, condition_gaps, paired_table, select, shared_cells
+from gacc_hf.compare import (
+    CompareError,
+    align,
+    condition_gaps,
+    methods,
+    paired_table,
+    select,
+    setup_differences,
+    shared_cells,
+)
 
 
 def _row(goal, q, correct, condition="own", ratio=0.1, compressor="x"):
@@ -118,6 +131,8 @@ def test_cli_compares_two_runs_and_two_compressors_of_one_run(runs, capsys):
 def test_cli_refuses_runs_over_different_questions(runs, capsys):
     root, _ = runs
     assert main(["compare", str(root / "goal-lines"), str(root / "small")]) == 2
+    assert "not comparable: data:" in capsys.readouterr().err  # 5 contexts instead of 10: another fingerprint
+    assert main(["compare", str(root / "goal-lines"), str(root / "small"), "--allow-different-data"]) == 2
     assert "do not cover the same questions" in capsys.readouterr().err
     assert main(["compare", str(root / "both")]) == 2
     assert "needs both --a and --b" in capsys.readouterr().err
@@ -142,3 +157,57 @@ def test_runs_without_a_shared_cell_are_refused():
         shared_cells(a, b)
     rows_a, rows_b, skipped = shared_cells(a + b, b)
     assert rows_a == b and rows_b == b and skipped == ["own r=0.1 (only in A)"]
+
+
+def _config(fingerprint="f" * 64, reader=("fields", "r1"), judge=("exact", "j1"), spec="sample"):
+    data = None if fingerprint is None else {"spec": spec, "split": "test", "view": "judge", "fingerprint": fingerprint}
+    return {
+        "data": data,
+        "reader": {"name": reader[0], "revision": reader[1]},
+        "judge": {"name": judge[0], "revision": judge[1]},
+    }
+
+
+def test_setup_differences_name_what_differs():
+    assert setup_differences(_config(), _config()) == ([], [])
+    (data,), _ = setup_differences(_config(), _config("e" * 64, spec="synthetic"))
+    assert data.startswith("data: A ran on ffffffffffffffff (sample") and "B on eeeeeeeeeeeeeeee (synthetic" in data
+    (reader,), _ = setup_differences(_config(), _config(reader=("fields", "r2")))
+    assert reader == "reader: A used fields@r1, B used fields@r2"
+    (judge,), _ = setup_differences(_config(), _config(judge=("f1", "j1")))
+    assert judge == "judge: A used exact@j1, B used f1@j1"
+    assert setup_differences(_config(None), _config()) == ([], ["A records no data fingerprint"])
+
+
+def _set_config(folder, **changes):
+    doc = json.loads((folder / "results.json").read_text())
+    for key, value in changes.items():
+        doc["config"][key] = value
+    (folder / "results.json").write_text(json.dumps(doc))
+
+
+def test_cli_refuses_runs_on_other_data_or_another_reader_unless_told_to_warn(runs, tmp_path, capsys):
+    root, _ = runs
+    a, b = shutil.copytree(root / "truncate", tmp_path / "a"), shutil.copytree(root / "goal-lines", tmp_path / "b")
+    _set_config(a, data=_config()["data"])
+    _set_config(b, data=_config("e" * 64)["data"])
+    assert main(["compare", str(a), str(b), "--bootstrap", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "not comparable: data:" in err and "ffffffffffffffff" in err and "eeeeeeeeeeeeeeee" in err
+    assert "--allow-different-data" in err
+    assert main(["compare", str(a), str(b), "--bootstrap", "0", "--allow-different-data"]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("WARNING, NOT COMPARABLE: data:") and "WARNING: data:" in err
+    _set_config(b, data=_config()["data"], reader={"name": "fields", "revision": "other"})
+    assert main(["compare", str(a), str(b), "--bootstrap", "0"]) == 2
+    assert "not comparable: reader:" in capsys.readouterr().err
+    _set_config(b, reader=json.loads((a / "results.json").read_text())["config"]["reader"])
+    assert main(["compare", str(a), str(b), "--bootstrap", "0"]) == 0  # same data, reader, judge: no warning
+    assert "WARNING" not in "".join(capsys.readouterr())
+
+
+def test_ceilings_are_not_methods_when_a_compressor_is_picked():
+    rows = [_row("g", 1, True, compressor="goal-lines"), {**_row("g", 1, True, compressor="oracle"), "ceiling": True}]
+    rows.append(_row("g", 1, True, condition="full", compressor="full-context"))  # an older row: no ceiling flag
+    assert methods(rows) == ["goal-lines"]
+    assert {r["compressor"] for r in select(rows, None, "run")} == {"goal-lines"}

@@ -18,7 +18,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 @pytest.fixture(scope="module")
 def result(tmp_path_factory):
     root = tmp_path_factory.mktemp("plots")
-    return real_run(root / "run", root / "cache", conditions=("own", "none", "cross", "full"))
+    return real_run(root / "run", root / "cache", conditions=("own", "none", "cross", "full", "oracle"))
 
 
 def _png_size(data: bytes) -> tuple[int, int]:
@@ -37,19 +37,19 @@ def test_png_bytes_are_identical_across_two_builds(result, tmp_path):
 
 def test_the_figure_size_follows_the_panel_count(result, tmp_path):
     width3, _ = _png_size(plot_scores(result.scores, tmp_path / "three.png").read_bytes())
-    own_only = [s for s in result.scores if s["condition"] in ("own", "full")]
+    own_only = [s for s in result.scores if s["condition"] in ("own", "full", "oracle")]
     width1, _ = _png_size(plot_scores(own_only, tmp_path / "one.png").read_bytes())
     assert width3 == pytest.approx(3 * 4.2 * DPI, abs=2)  # three condition panels, 4.2 inches each
     assert width1 == pytest.approx(6.5 * DPI, abs=2)  # a single panel keeps a readable minimum width
 
 
-def _check_readable(fig, n_cols, n_labels):
+def _check_readable(fig, n_cols, n_labels, n_rows=2):
     FigureCanvasAgg(fig).draw()
     renderer = fig.canvas.get_renderer()
     axes = fig.axes
-    assert len(axes) == 2 * n_cols
+    assert len(axes) == n_rows * n_cols
     assert all(ax.get_title() for ax in axes[:n_cols])
-    assert all("ratio" in ax.get_xlabel() for ax in axes[n_cols:])
+    assert all("ratio" in ax.get_xlabel() for ax in axes[-n_cols:])
     assert "%" in axes[0].get_ylabel() or "percentage points" in axes[0].get_ylabel()
     (legend,) = fig.legends
     assert len(legend.get_texts()) == n_labels
@@ -60,8 +60,21 @@ def _check_readable(fig, n_cols, n_labels):
 
 def test_scores_figure_is_labelled_and_its_legend_covers_no_panel(result):
     fig = scores_figure(result.scores)
-    _check_readable(fig, 3, 3)  # truncate, goal-lines, full-context reference
+    _check_readable(fig, 3, 4, n_rows=3)  # two compressors and two ceilings; Micro, Macro, evidence recall
     assert fig.axes[0].get_title().startswith("own")
+    assert "Evidence" in fig.axes[6].get_ylabel()
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["truncate", "goal-lines", "full context (upper bound, r = 1)", "oracle (upper bound)"]
+
+
+def test_ceilings_are_dashed_reference_lines_in_every_panel(result):
+    fig = scores_figure(result.scores)
+    oracle = {s["ratio"]: 100 * s["micro"] for s in result.scores if s["compressor"] == "oracle"}
+    for ax in fig.axes[:3]:  # the Micro row: one panel per condition
+        (line,) = [x for x in ax.get_lines() if x.get_label() == "oracle (upper bound)"]
+        assert line.get_linestyle() == ":" and dict(zip(*line.get_data(), strict=True)) == oracle
+        (full,) = [x for x in ax.get_lines() if x.get_label().startswith("full context")]
+        assert full.get_linestyle() == "--" and list(full.get_ydata()) == [100.0, 100.0]
 
 
 def test_gaps_figure_is_labelled_and_its_legend_covers_no_panel(result):
@@ -79,7 +92,13 @@ def test_a_single_ratio_draws_error_bars(tmp_path):
 
 
 def test_nothing_to_plot_is_a_clear_error():
-    with pytest.raises(ValueError, match="only 'full'"):
+    with pytest.raises(ValueError, match="only ceiling scores"):
         scores_figure([{"condition": "full", "compressor": "full-context", "ratio": 1.0}])
     with pytest.raises(ValueError, match="no own−none or own−cross gaps"):
         gaps_figure([])
+
+
+def test_a_method_named_with_a_leading_underscore_keeps_its_legend_entry(result):
+    scores = [{**s, "compressor": "_factory.<locals>.f"} if s["compressor"] == "truncate" else s for s in result.scores]
+    (legend,) = scores_figure(scores).legends
+    assert " _factory.<locals>.f" in [t.get_text() for t in legend.get_texts()]

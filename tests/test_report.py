@@ -110,3 +110,77 @@ def test_recorded_failures_survive_the_folder_and_are_listed(tmp_path):
     rebuild(tmp_path / "run")
     text = (tmp_path / "run" / "report.md").read_text()
     assert f"## Errors ({len(result.errors)})" in text and "RuntimeError: boom" in text
+
+
+@pytest.fixture(scope="module")
+def bounded(tmp_path_factory):
+    """A run with both ceilings (full context, oracle) besides two compressors."""
+    root = tmp_path_factory.mktemp("bounded")
+    result = real_run(root / "run", root / "cache", conditions=("own", "none", "full", "oracle"))
+    return root / "run", result
+
+
+def _section(text, title):
+    return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_ceilings_are_listed_apart_as_upper_bounds(bounded):
+    text = (bounded[0] / "report.md").read_text()
+    scores, bounds = _section(text, "Scores"), _section(text, "Upper bounds (not methods)")
+    assert "`oracle`" not in scores and "`full-context`" not in scores
+    assert "| `full-context` | full | 1 |" in bounds
+    assert [line.split(" | ")[2] for line in bounds.splitlines() if line.startswith("| `oracle`")] == [
+        "0.1",
+        "0.25",
+        "0.5",
+    ]
+    assert "`oracle`" not in _section(text, "Budget use")
+
+
+def _share(rows, key):
+    return sum(bool(r[key]) for r in rows) / len(rows)
+
+
+def test_evidence_recall_is_shown_with_its_ci_and_matches_the_answer_rows(bounded):
+    out, result = bounded
+    text = (out / "report.md").read_text()
+    assert "Evidence Micro [95% CI] | Evidence Macro [95% CI]" in text
+    rows = [a for a in result.answers if (a["compressor"], a["condition"], a["ratio"]) == ("goal-lines", "own", 0.25)]
+    evidence, micro = _share(rows, "evidence"), _share(rows, "correct")
+    line = next(x for x in text.splitlines() if x.startswith("| `goal-lines` | own | 0.25 |"))
+    assert line.split(" | ")[5].startswith(f"{evidence:.3f} [") and line.split(" | ")[3].startswith(f"{micro:.3f} [")
+
+
+def test_exposure_rows_are_listed(tmp_path):
+    from gacc_hf.synthetic import synthetic
+
+    asked = {}
+    for row in synthetic(seed=0, contexts=2):
+        asked.setdefault(row["context"], []).append(row["questions"][0]["question"])
+
+    def leaky(item):  # writes the first question of each goal of its context
+        return " ".join(asked[item.context])
+
+    result = real_run(tmp_path / "run", tmp_path / "cache", compressor=leaky, contexts=2, ratios=(0.5,))
+    text = (tmp_path / "run" / "report.md").read_text()
+    assert result.exposures and f"### Exposures ({len(result.exposures)})" in text
+    first = next(q for qs in asked.values() for q in qs)
+    assert f"| question | {first} |" in text
+
+
+def test_the_command_line_is_shown_when_recorded(run):
+    folder = read_folder(run[0])
+    assert "- command: not recorded" in render_report(folder)
+    folder.payload["command"] = ["gacc", "run", "--data", "my file.jsonl"]
+    assert "- command: `gacc run --data 'my file.jsonl'`" in render_report(folder)
+
+
+def test_rows_without_the_newer_fields_still_render(bounded):
+    folder = read_folder(bounded[0])
+    newer = ("ceiling", "evidence", "evidence_micro", "evidence_macro")
+    for rows in (folder.scores, folder.answers, folder.memories):
+        rows[:] = [{k: v for k, v in r.items() if not k.startswith(newer)} for r in rows if r["condition"] != "oracle"]
+    del folder.payload["config"]["data"]
+    text = render_report(folder)
+    assert "Evidence Micro" not in text and "Data: not recorded" in text
+    assert "| `full-context` | full | 1 |" in _section(text, "Upper bounds (not methods)")  # known by its condition

