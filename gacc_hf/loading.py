@@ -196,7 +196,7 @@ def _load_in_memory(name: str, config: Config, cache_dir: str | Path | None) -> 
         raise DataSourceError(f"cannot load {name!r} from the Hub: {exc}") from exc
 
 
-def _kind(name: str) -> str:
+def spec_kind(name: str) -> str:
     """'sample', 'synthetic', 'files', 'saved' or 'hub'; DataSourceError when the spec names nothing."""
     base, _args = parse_spec(name)
     if base in GENERATED:
@@ -227,7 +227,7 @@ def load_any(
     """
     _check_config(config)
     name = os.fspath(spec)
-    kind = _kind(name)
+    kind = spec_kind(name)
     if kind == "sample":
         return _pick(datasets.DatasetDict({DEFAULT_SPLIT: load_sample(config)}), split, "the sample")
     if kind == "files":
@@ -249,7 +249,7 @@ def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = Non
     view (no gold anywhere) is checked as a public view.
     """
     name = os.fspath(spec)
-    kind = _kind(name)
+    kind = spec_kind(name)
     if config is not None:
         _check_config(config)
 

@@ -104,6 +104,8 @@ def results_payload(result: BenchmarkResult, command: Sequence[str] | None = Non
         "integrity": result.integrity,
         "exposures": result.exposures,
         "calls": result.calls,
+        "seconds": result.seconds,
+        "generated_tokens": result.generated_tokens,
         "scores": result.scores,
         "gaps": condition_gaps(result.answers, result.config.get("n_bootstrap", 1000), result.config.get("seed", 0)),
         "errors": result.errors,

@@ -22,7 +22,7 @@ from gacc_hf.data import Group, validate
 from gacc_hf.executor import Executor, MethodError, OnError, resolve_method
 from gacc_hf.fingerprint import fingerprint
 from gacc_hf.integrity import budget_violations, count_errors, find_exposures
-from gacc_hf.loading import load_any
+from gacc_hf.loading import load_any, spec_kind
 from gacc_hf.memories import compute_memories, fill_ledger
 from gacc_hf.planning import plan_memories
 from gacc_hf.reading import read_and_judge
@@ -56,8 +56,12 @@ def check_ratios(ratios: RatioLike | Sequence[RatioLike]) -> list[tuple[RatioLik
 
 
 def _data_identity(dataset: Any, groups: list[Group], spec: str | None, split: str | None) -> dict[str, Any]:
+    """What the data was: its spec and kind as the caller named it, and a content fingerprint that holds
+    whatever it was called (rows handed over in memory have no spec: kind `in-memory`)."""
+    spec = spec if spec is not None else (str(dataset) if isinstance(dataset, str | os.PathLike) else None)
     return {
-        "spec": spec if spec is not None else (dataset if isinstance(dataset, str) else None),
+        "spec": spec,
+        "kind": "in-memory" if spec is None else spec_kind(spec),
         "split": split,
         "view": "judge",
         "fingerprint": fingerprint(groups),
