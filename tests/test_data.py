@@ -354,13 +354,13 @@ def test_validate_checks_a_file_without_gold_as_a_public_view(tmp_path, capsys):
     path = write_jsonl(tmp_path / "public.jsonl", _public_rows())
     assert main(["data", "validate", str(path)]) == 0
     assert "ok: no problems" in capsys.readouterr().out
-    assert main(["data", "validate", str(path), "--config", "judge"]) == 1
+    assert main(["data", "validate", str(path), "--config", "judge"]) == 2
     out = capsys.readouterr().out
     assert "public view" in out and "1 problem(s)" in out
     rows = _public_rows()
     rows[3]["goal"] = ""
     bad = write_jsonl(tmp_path / "bad.jsonl", rows)
-    assert main(["data", "validate", str(bad)]) == 1  # checked as a public view: the real problem is named
+    assert main(["data", "validate", str(bad)]) == 2  # checked as a public view: the real problem is named
     assert "row 3 (goal_id=" in capsys.readouterr().out
 
 

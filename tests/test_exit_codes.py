@@ -57,6 +57,7 @@ def _data(tmp_path: Path) -> Path:
 def _run(tmp_path: Path, *extra: str) -> list[str]:
     args = ["run", "--data", str(_data(tmp_path)), "--compressors", "truncate", "--reader", "fields"]
     args += ["--judge", "exact", "--ratios", "0.5", "--conditions", "own", "--bootstrap", "0", "--no-progress"]
+    args += ["--verbosity", "WARNING"]  # stderr holds only the errors
     args += ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
     return [*args, *extra]  # later options win
 

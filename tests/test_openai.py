@@ -262,7 +262,17 @@ def test_a_misbehaving_server_gives_the_expected_outcome_and_no_secret_leaks(
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     options = "retries=1&backoff=0.01&timeout=0.5&concurrency=1"
     common = ["run", "--data", str(data), "--compressors", "truncate", "--judge", "exact", "--ratios", "0.5"]
-    common += ["--conditions", "own", "--bootstrap", "0", "--on-error", "record", "--no-progress"]
+    common += [
+        "--conditions",
+        "own",
+        "--bootstrap",
+        "0",
+        "--on-error",
+        "record",
+        "--no-progress",
+        "--verbosity",
+        "ERROR",
+    ]
     common += ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
 
     # credentials in the URL: refused before any request, the URL shown redacted, nothing written
