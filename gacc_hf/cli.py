@@ -150,12 +150,15 @@ def check_run(run: RunConfig, num_processes: int) -> None:
                 )
 
 
-def writable_folder(path: str | Path, what: str) -> None:
-    """Raise ValueError unless `path` is a folder that can be written, or can be created (nothing is created)."""
+def writable_folder(path: str | Path, what: str, *, staged: bool = False) -> None:
+    """Raise ValueError unless `path` is a folder that can be written, or can be created (nothing is created).
+
+    `staged`: the folder is written as a sibling and renamed into place, so its parent must be writable.
+    """
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise ValueError(f"{what} {path} is a file, not a folder: pass another path")
-    probe = path
+    probe = path.parent if staged else path
     while not probe.exists():
         probe = probe.parent
     if not probe.is_dir():
@@ -164,7 +167,7 @@ def writable_folder(path: str | Path, what: str) -> None:
         raise ValueError(f"{what} {path} is not writable ({probe}: permission denied or read-only file system)")
 
 
-def check_run_paths(output_dir: str, cache_dir: str | None) -> None:
+def check_run_paths(output_dir: str | None, cache_dir: str | None) -> None:
     """The results folder must be writable and the cache usable, before any model is called.
 
     A cache that exists is opened once (a damaged or foreign file is a clear error now, not after the
@@ -172,7 +175,10 @@ def check_run_paths(output_dir: str, cache_dir: str | None) -> None:
     """
     from gacc_hf.cache import CACHE_FILENAME, Cache
 
-    writable_folder(output_dir, "results folder (--output-dir)")
+    if output_dir is None:  # a new folder under DEFAULT_RUNS
+        writable_folder(DEFAULT_RUNS, "runs folder")
+    else:
+        writable_folder(output_dir, "results folder (--output-dir)", staged=True)
     if cache_dir is None:
         return
     if (Path(cache_dir) / CACHE_FILENAME).exists():

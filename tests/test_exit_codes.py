@@ -120,7 +120,7 @@ BAD_INPUT = {
     "unknown method": (lambda t: ["--reader", "nonesuch"], "unknown reader 'nonesuch'"),
     "output folder is a file": (
         lambda t: ["--output-dir", str(_write_file(t / "f"))],
-        "results folder (--output-dir) {t}/f is a file, not a folder",
+        "{t}/f: exists and is not a results folder; refusing to replace it",
     ),
     "output folder below a file": (
         lambda t: ["--output-dir", str(_write_file(t / "f") / "run")],
@@ -223,7 +223,7 @@ def test_a_process_exit_code_and_a_closed_pipe(tmp_path):
         [sys.executable, "-m", "gacc_hf", *_run(tmp_path, "--num-processes", "0")], capture_output=True, text=True
     )
     assert proc.returncode == 2 and proc.stderr == "gacc run: error: --num-processes must be >= 1, got 0\n"
-    for command in ("data stats sample", "publish --dry-run --repo-id me/model {run}"):
+    for command in ("data stats sample", "publish --dry-run --repo-id me/model --dataset-repo me/data {run}"):
         if "{run}" in command:
             assert main(_run(tmp_path)) == 0
         shell = f"{sys.executable} -m gacc_hf {command.format(run=tmp_path / 'out')} | head -c 10"

@@ -273,7 +273,7 @@ def test_a_misbehaving_server_gives_the_expected_outcome_and_no_secret_leaks(
         "--verbosity",
         "ERROR",
     ]
-    common += ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
+    common += ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out"), "--overwrite"]
 
     # credentials in the URL: refused before any request, the URL shown redacted, nothing written
     with_userinfo = f"openai:echo@http://{USER}:{PASSWORD}@127.0.0.1:{misbehaving}/v1?{options}"
