@@ -47,6 +47,8 @@ def id_problem(identifier: str) -> str | None:
     >>> id_problem("a\\tb")
     'holds a control character U+0009'
     """
+    if identifier.isprintable() and identifier == identifier.strip():
+        return None  # the common case, in C: no control, format, surrogate or other unprintable character
     problem = encoding_problem(identifier)
     if problem:
         return problem
