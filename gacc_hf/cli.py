@@ -5,9 +5,14 @@ from __future__ import annotations
 import argparse
 import functools
 import logging
+import os
 import sys
+import traceback
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from gacc_hf import errors
 
 if TYPE_CHECKING:
     from gacc_hf.run_config import RunConfig
@@ -120,6 +125,68 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
     return run_config.resolve(file_values, {key: getattr(args, key) for key in run_config.KEYS})
 
 
+def check_run(run: RunConfig, num_processes: int) -> None:
+    """Refuse impossible settings (from the options or a config file) before any work, one message each."""
+    from gacc_hf.redaction import redact
+
+    for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
+        if not values:
+            raise ValueError(f"--{name} names nothing; give at least one (comma-separated)")
+    for name, value in {"reader": run.reader, "judge": run.judge, "data": run.data}.items():
+        if not value.strip():
+            raise ValueError(f"--{name} is empty; name one")
+    minimums = {"bootstrap": (run.bootstrap, 0), "batch-size": (run.batch_size, 1), "seed": (run.seed, 0)}
+    minimums["num-processes"] = (num_processes, 1)
+    for name, (value, low) in minimums.items():
+        if value < low:
+            raise ValueError(f"--{name} must be >= {low}, got {value}")
+    specs = {"data": [run.data], "compressors": run.compressors, "reader": [run.reader], "judge": [run.judge]}
+    for name, values in specs.items():
+        for spec in values:
+            if redact(spec) != spec:  # refused here, before a launch could echo the command line
+                raise ValueError(
+                    f"--{name} {redact(spec)}: credentials in a URL are never sent; remove them "
+                    "(an openai: server's key goes in $OPENAI_API_KEY)"
+                )
+
+
+def writable_folder(path: str | Path, what: str, *, staged: bool = False) -> None:
+    """Raise ValueError unless `path` is a folder that can be written, or can be created (nothing is created).
+
+    `staged`: the folder is written as a sibling and renamed into place, so its parent must be writable.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{what} {path} is a file, not a folder: pass another path")
+    probe = path.parent if staged else path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ValueError(f"{what} {path} cannot be created: {probe} is a file")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {path} is not writable ({probe}: permission denied or read-only file system)")
+
+
+def check_run_paths(output_dir: str | None, cache_dir: str | None) -> None:
+    """The results folder must be writable and the cache usable, before any model is called.
+
+    A cache that exists is opened once (a damaged or foreign file is a clear error now, not after the
+    work); a read-only one is accepted, because a warm rerun only reads.
+    """
+    from gacc_hf.cache import CACHE_FILENAME, Cache
+
+    if output_dir is None:  # a new folder under DEFAULT_RUNS
+        writable_folder(DEFAULT_RUNS, "runs folder")
+    else:
+        writable_folder(output_dir, "results folder (--output-dir)", staged=True)
+    if cache_dir is None:
+        return
+    if (Path(cache_dir) / CACHE_FILENAME).exists():
+        Cache(cache_dir).close()
+    else:
+        writable_folder(cache_dir, "cache folder (--cache-dir)")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
     from pathlib import Path
@@ -132,11 +199,21 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output_dir is not None:
         check_output_dir(args.output_dir, args.overwrite)  # before any model work
     run = resolve_run(args)
+    check_run(run, args.num_processes)
     topology = distributed.detect()
     if args.num_processes > 1 and topology.world_size == 1:
+        check_run_paths(args.output_dir, run.cache_dir)
         return distributed.launch(args.argv, args.num_processes)
     if args.num_processes not in (1, topology.world_size):
-        raise ValueError(f"--num-processes {args.num_processes} inside a launch of {topology.world_size} processes")
+        raise ValueError(
+            f"--num-processes {args.num_processes} inside a launch of {topology.world_size} processes: "
+            "leave --num-processes out when starting gacc with accelerate launch or torchrun"
+        )
+    check_run_paths(args.output_dir, run.cache_dir)
+    if args.no_progress:
+        import datasets
+
+        datasets.disable_progress_bars()  # the builder's "Generating split" bars too
     dataset = load_any(run.data, "judge", split=run.split)
     log.info("data %s: %d groups", run.data, len(dataset))
     log.debug("resolved run: %s", run.to_dict())
@@ -172,7 +249,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.output_dir is None:
         point_latest(out)
     print(f"results: {path}")
-    return 1 if any(result.integrity.values()) else 0
+    if any(result.integrity.values()):
+        return errors.INTEGRITY
+    if result.errors:
+        print(f"{len(result.errors)} model failure(s) recorded; rerun the same command to retry them", file=sys.stderr)
+        return errors.MODEL_FAILURES
+    return errors.OK
 
 
 def add_list_parser(sub: argparse._SubParsersAction) -> None:
@@ -333,7 +415,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
 def add_data_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="validate, build, describe and publish GACC datasets")
     data = p.add_subparsers(dest="data_command", required=True)
-    v = data.add_parser("validate", help="list every problem of a dataset (row and field); exit 1 if any")
+    v = data.add_parser("validate", help="list every problem of a dataset (file, row and field); exit 2 if any")
     v.add_argument("path", help="'sample', a .jsonl/.parquet file or folder, a save_to_disk folder or a Hub repo id")
     v.add_argument(
         "--config", choices=["judge", "public"], default=None, help="view to check (default: every view the data holds)"
@@ -368,7 +450,7 @@ def cmd_data_validate(args: argparse.Namespace) -> int:
         print(problem)
     if problems:
         print(f"{len(problems)} problem(s) in {args.path}")
-        return 1
+        return errors.BAD_INPUT
     print(f"ok: no problems in {args.path}")
     return 0
 
@@ -412,6 +494,40 @@ def cmd_data_push(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_cache_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cache", help="check a cache folder, or merge the caches of several machines into one")
+    cache = p.add_subparsers(dest="cache_command", required=True)
+    c = cache.add_parser("check", help="list every problem of a cache (damaged file, unusable entries); exit 2 if any")
+    c.add_argument("cache_dir", help="a --cache-dir folder")
+    c.set_defaults(func=cmd_cache_check)
+    m = cache.add_parser("merge", help="copy every usable entry of the SOURCE caches into TARGET")
+    m.add_argument("target", help="the cache folder to fill (created if missing)")
+    m.add_argument("sources", nargs="+", help="cache folders to read, e.g. one per machine")
+    m.set_defaults(func=cmd_cache_merge)
+
+
+def cmd_cache_check(args: argparse.Namespace) -> int:
+    from gacc_hf.cache import CACHE_FILENAME, check_cache
+
+    if not (Path(args.cache_dir) / CACHE_FILENAME).is_file():
+        raise ValueError(f"{args.cache_dir} holds no cache ({CACHE_FILENAME})")
+    problems = check_cache(args.cache_dir)
+    for problem in problems:
+        print(problem)
+    print(f"{len(problems)} problem(s) in {args.cache_dir}" if problems else f"ok: no problems in {args.cache_dir}")
+    return errors.BAD_INPUT if problems else errors.OK
+
+
+def cmd_cache_merge(args: argparse.Namespace) -> int:
+    from gacc_hf.cache import CACHE_FILENAME, merge_caches
+
+    for source in args.sources:
+        if not (Path(source) / CACHE_FILENAME).is_file():
+            raise ValueError(f"{source} holds no cache ({CACHE_FILENAME})")
+    print(f"{merge_caches(args.target, args.sources)} new entries in {args.target}")
+    return errors.OK
+
+
 def _add_verbosity(parser: argparse.ArgumentParser, default: str) -> None:
     parser.add_argument(
         "--verbosity",
@@ -449,15 +565,19 @@ def configure_logging(level: str) -> None:
     if "transformers" in sys.modules:
         sys.modules["transformers"].utils.logging.set_verbosity(libraries)
     else:  # read by transformers when it is first imported
-        import os
-
         os.environ["TRANSFORMERS_VERBOSITY"] = logging.getLevelName(libraries).lower()
 
 
 def build_parser() -> argparse.ArgumentParser:
     from gacc_hf import __version__
 
-    parser = argparse.ArgumentParser(prog="gacc", description="GACC-Bench: goal-conditioned context compression")
+    parser = argparse.ArgumentParser(
+        prog="gacc",
+        description="GACC-Bench: goal-conditioned context compression",
+        epilog=errors.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--verbose", action="store_true", help="print the traceback of an error (anywhere on the line)")
     parser.add_argument("--version", action="version", version=f"gacc {__version__}")
     _add_verbosity(parser, "INFO")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -468,18 +588,39 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_parser(sub)
     add_compare_parser(sub)
     add_publish_parser(sub)
+    add_cache_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # relaunched as is by `--num-processes`
+    """Run one command; its exit code (see `gacc_hf.errors`). Expected failures print one line on stderr."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in given
+    args = build_parser().parse_args([a for a in given if a != "--verbose"])
+    args.argv = given  # relaunched as is by `--num-processes`
     configure_logging(args.verbosity)
     try:
-        return int(args.func(args) or 0)
-    except (ValueError, RuntimeError) as exc:
-        print(f"gacc {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:  # `gacc ... | head`: the reader has all it wants
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return errors.OK
+    except KeyboardInterrupt:
+        print(f"gacc {args.command}: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        code = errors.exit_code(exc)
+        if verbose or code == errors.BUG:
+            print(_traceback(exc), file=sys.stderr, end="")
+        print(f"gacc {args.command}: error: {errors.describe(exc)}", file=sys.stderr)
+        return code
+
+
+def _traceback(exc: BaseException) -> str:
+    from gacc_hf.redaction import redact
+
+    return redact("".join(traceback.format_exception(exc)))  # a traceback quotes messages: hide credentials
 
 
 if __name__ == "__main__":

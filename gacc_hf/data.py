@@ -7,6 +7,7 @@ lack the judge-only `gold` column. Rows are counted from 0, as in `dataset[i]`.
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
 import statistics
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import datasets
+
+from gacc_hf.text import encoding_problem, id_key, id_problem
 
 if TYPE_CHECKING:
     from gacc_hf.tokenizer import Codec
@@ -95,6 +98,22 @@ class Group:
     questions: tuple[Question, ...]
 
 
+def _check_text(i: int, field: str, value: Any, gid: str | None, problems: list[Problem], *, is_id: bool) -> bool:
+    """Add the problem of a text (or ID) field that is a string; True when the value is usable."""
+    problem = id_problem(value) if is_id else encoding_problem(value)
+    if problem:
+        problems.append(Problem(i, field, problem, gid))
+    return problem is None
+
+
+def _check_keys(
+    i: int, field: str, obj: Mapping[str, Any], allowed: tuple[str, ...], gid: str | None, problems: list[Problem]
+) -> None:
+    for name in obj:
+        if name not in allowed:
+            problems.append(Problem(i, f"{field}.{name}", f"unknown field; an entry has {', '.join(allowed)}", gid))
+
+
 def _check_questions(i: int, row: Mapping[str, Any], gid: str | None, problems: list[Problem]) -> list[str]:
     ids: list[str] = []
     questions = row.get("questions")
@@ -105,13 +124,17 @@ def _check_questions(i: int, row: Mapping[str, Any], gid: str | None, problems: 
         if not isinstance(q, Mapping):
             problems.append(Problem(i, f"questions[{j}]", f"must be an object, got {type(q).__name__}", gid))
             continue
+        _check_keys(i, f"questions[{j}]", q, ("question_id", "question"), gid, problems)
         qid, text = q.get("question_id"), q.get("question")
+        field = f"questions[{j}].question_id"
         if not isinstance(qid, str) or not qid:
-            problems.append(Problem(i, f"questions[{j}].question_id", "must be a non-empty string", gid))
-        else:
+            problems.append(Problem(i, field, "must be a non-empty string", gid))
+        elif _check_text(i, field, qid, gid, problems, is_id=True):
             ids.append(qid)
         if not isinstance(text, str) or not text.strip():
             problems.append(Problem(i, f"questions[{j}].question", "must be a non-empty string", gid))
+        else:
+            _check_text(i, f"questions[{j}].question", text, gid, problems, is_id=False)
     return ids
 
 
@@ -125,16 +148,21 @@ def _check_gold(i: int, row: Mapping[str, Any], gid: str | None, qids: list[str]
         if not isinstance(g, Mapping):
             problems.append(Problem(i, f"gold[{j}]", f"must be an object, got {type(g).__name__}", gid))
             continue
+        _check_keys(i, f"gold[{j}]", g, ("question_id", "references"), gid, problems)
         qid, refs = g.get("question_id"), g.get("references")
-        if qid not in qids:
-            problems.append(Problem(i, f"gold[{j}].question_id", f"{qid!r} is not a question of this goal", gid))
+        if not isinstance(qid, str) or qid not in qids:
+            problems.append(Problem(i, f"gold[{j}].question_id", f"{_short(qid)} is not a question of this goal", gid))
         elif qid in seen:
             problems.append(Problem(i, f"gold[{j}].question_id", f"{qid!r} has a second gold entry", gid))
-        seen.add(qid)  # type: ignore[arg-type]
+        else:
+            seen.add(qid)
         if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
             problems.append(Problem(i, f"gold[{j}].references", "must be a list of strings", gid))
-        elif not any(r.strip() for r in refs):
-            problems.append(Problem(i, f"gold[{j}].references", f"question {qid!r} has no references", gid))
+            continue
+        for k, ref in enumerate(refs):
+            _check_text(i, f"gold[{j}].references[{k}]", ref, gid, problems, is_id=False)
+        if not any(r.strip() for r in refs):
+            problems.append(Problem(i, f"gold[{j}].references", f"question {_short(qid)} has no references", gid))
     for qid in qids:
         if qid not in seen:
             problems.append(Problem(i, "gold", f"question {qid!r} has no references (no gold entry)", gid))
@@ -150,6 +178,36 @@ PUBLIC_VIEW = (
 def is_public_view(problems: Sequence[Problem]) -> bool:
     """Whether `problems` is the one problem of public-view rows checked as judge rows."""
     return len(problems) == 1 and problems[0].message == PUBLIC_VIEW
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """A repr for messages, cut to `limit` characters (values may be huge or deeply nested)."""
+    try:
+        text = repr(value)
+    except RecursionError:
+        text = f"<a deeply nested {type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _IdRegistry:
+    """First row of every ID of one kind, exactly and up to case / Unicode normalisation (`id_key`)."""
+
+    def __init__(self, kind: str, where: Any) -> None:
+        self.kind, self.where = kind, where
+        self.exact: dict[str, int] = {}
+        self.folded: dict[str, tuple[int, str]] = {}
+
+    def collision(self, i: int, identifier: str) -> str | None:
+        """Register an ID seen in row `i`; the message of a case/normalisation collision, if any.
+        (Exact repeats are left to the caller, which knows whether a repeat is allowed.)"""
+        first_row, first = self.folded.setdefault(id_key(identifier), (i, identifier))
+        self.exact.setdefault(identifier, i)
+        if first != identifier:
+            return (
+                f"{self.kind} {identifier!r} differs from {first!r} in {self.where(first_row)} only by case or "
+                "Unicode normalisation; IDs must stay distinct when compared that way"
+            )
+        return None
 
 
 def find_problems(
@@ -174,8 +232,9 @@ def find_problems(
     if require_gold and rows and all(isinstance(r, Mapping) and "gold" not in r for r in rows):
         rows = []  # one message for the whole view, not one missing column per row
         problems.append(Problem(0, "gold", PUBLIC_VIEW))
-    goal_rows: dict[str, int] = {}
-    question_rows: dict[str, int] = {}
+    goal_ids = _IdRegistry("goal_id", where)
+    question_ids = _IdRegistry("question_id", where)
+    context_ids = _IdRegistry("context_id", where)
     contexts: dict[str, tuple[int, str]] = {}
     required = (*STRING_COLUMNS, "questions", *(("gold",) if require_gold else ()))
     for i, row in enumerate(rows):
@@ -193,35 +252,48 @@ def find_problems(
                 problems.append(
                     Problem(i, str(col), f"unknown column; the schema has {', '.join(SCHEMA_COLUMNS)}", gid)
                 )
+        usable: dict[str, str] = {}
         for col in STRING_COLUMNS:
-            if col in row and not isinstance(row[col], str):
-                problems.append(Problem(i, col, f"must be a string, got {type(row[col]).__name__}", gid))
-        for col in ("context_id", "goal_id", "context", "goal"):
-            if isinstance(row.get(col), str) and not row[col].strip():
+            value = row.get(col)
+            if col not in row:
+                continue
+            if not isinstance(value, str):
+                problems.append(Problem(i, col, f"must be a string, got {type(value).__name__}", gid))
+            elif col in ("context_id", "goal_id", "context", "goal") and not value.strip():
                 problems.append(Problem(i, col, "must not be empty", gid))
+            elif _check_text(i, col, value, gid, problems, is_id=col.endswith("_id")):
+                usable[col] = value
+        gid = usable.get("goal_id")
         if gid:
-            if gid in goal_rows:
-                problems.append(Problem(i, "goal_id", f"duplicate goal_id, first seen in {where(goal_rows[gid])}", gid))
-            goal_rows.setdefault(gid, i)
-        cid, ctx = row.get("context_id"), row.get("context")
-        if isinstance(cid, str) and isinstance(ctx, str):
-            first = contexts.setdefault(cid, (i, ctx))
-            if first[1] != ctx:
+            if gid in goal_ids.exact:
                 problems.append(
-                    Problem(i, "context", f"differs from the text of context_id {cid!r} in {where(first[0])}", gid)
+                    Problem(i, "goal_id", f"duplicate goal_id, first seen in {where(goal_ids.exact[gid])}", gid)
                 )
+            elif message := goal_ids.collision(i, gid):
+                problems.append(Problem(i, "goal_id", message, gid))
+        cid, ctx = usable.get("context_id"), row.get("context")
+        if cid is not None:
+            if message := context_ids.collision(i, cid):
+                problems.append(Problem(i, "context_id", message, gid))
+            elif isinstance(ctx, str):
+                first = contexts.setdefault(cid, (i, ctx))
+                if first[1] != ctx:
+                    problems.append(
+                        Problem(i, "context", f"differs from the text of context_id {cid!r} in {where(first[0])}", gid)
+                    )
         qids = _check_questions(i, row, gid, problems) if "questions" in row else []
         for qid in qids:
-            if qid in question_rows:
+            if qid in question_ids.exact:
                 problems.append(
                     Problem(
                         i,
                         "questions",
-                        f"duplicate question_id {qid!r}, first seen in {where(question_rows[qid])}",
+                        f"duplicate question_id {qid!r}, first seen in {where(question_ids.exact[qid])}",
                         gid,
                     )
                 )
-            question_rows.setdefault(qid, i)
+            elif message := question_ids.collision(i, qid):
+                problems.append(Problem(i, "questions", message, gid))
         if require_gold and "gold" in row:
             _check_gold(i, row, gid, qids, problems)
     if origins is not None:
@@ -281,7 +353,8 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """The rows of one `.jsonl` or `.parquet` file, not yet validated.
 
     Raises DataSourceError when the file cannot be read at all, and DataValidationError listing every
-    line of a JSONL file that is not valid JSON.
+    line of a JSONL file that cannot be read (see `parse_json_line`). A UTF-8 byte order mark at the start
+    of the file and CRLF line ends are accepted.
     """
     path = Path(path)
     if path.suffix not in DATA_SUFFIXES:
@@ -296,23 +369,61 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
             return pq.read_table(path).to_pylist()
         except (OSError, pa.ArrowException) as exc:
             raise DataSourceError(f"{path}: not a readable Parquet file: {exc}") from exc
-    rows: list[dict[str, Any]] = []
+    rows: list[Any] = []
     bad: list[Problem] = []
     try:
-        with path.open(encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
+        with path.open("rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                line = raw[3:] if n == 1 and raw.startswith(codecs.BOM_UTF8) else raw  # a leading BOM is allowed
                 if not line.strip():
                     continue
                 try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    row = len(rows) + len(bad)
-                    bad.append(Problem(row, "*", f"line {n} is not valid JSON: {exc.msg} (column {exc.colno})"))
-    except UnicodeDecodeError as exc:
-        raise DataSourceError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+                    rows.append(parse_json_line(line))
+                except ValueError as exc:
+                    bad.append(Problem(len(rows) + len(bad), getattr(exc, "field", "*"), f"line {n} {exc}"))
+    except OSError as exc:
+        raise DataSourceError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
     if bad:
         raise DataValidationError([replace(p, file=str(path)) for p in bad])
     return rows
+
+
+class _LineError(ValueError):
+    """Why one JSONL line cannot be read; `field` is the key at fault when one is known."""
+
+    def __init__(self, message: str, field: str = "*") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in obj:
+            raise _LineError(f"has the key {name!r} twice in one object (JSON would keep only the last)", name)
+        obj[name] = value
+    return obj
+
+
+def parse_json_line(line: bytes) -> Any:
+    """One JSONL line, strictly: UTF-8, valid JSON, no duplicate keys, bounded nesting and integers.
+
+    Raises ValueError with a message that completes "line N ..." (e.g. "is not valid JSON: ...").
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _LineError(f"is not UTF-8 text ({exc.reason}: byte 0x{line[exc.start]:02x} at byte {exc.start})") from exc
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _LineError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise _LineError(f"is not valid JSON: {exc.msg} (column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise _LineError("is nested too deeply to read (thousands of levels of [ or {)") from exc
+    except ValueError as exc:  # Python's cap on the digits of an int (sys.get_int_max_str_digits)
+        raise _LineError(f"holds an integer too long to read ({exc})") from exc
 
 
 def find_file_problems(

@@ -121,7 +121,10 @@ def data_files(path: str | Path, config: Config = "judge") -> tuple[Files, Confi
         resolved = DataFilesDict.from_patterns(patterns, base_path=str(path), allowed_extensions=list(DATA_SUFFIXES))
     except FileNotFoundError as exc:
         raise DataSourceError(f"{path}: no {' or '.join(DATA_SUFFIXES)} files for the {config} view ({exc})") from exc
-    return {str(split): [_shown(p) for p in files] for split, files in resolved.items()}, held
+    found = {str(split): [_shown(p) for p in files] for split, files in resolved.items() if files}
+    if not found:
+        raise DataSourceError(f"{path}: no data files ({' or '.join(DATA_SUFFIXES)})")
+    return found, held
 
 
 def _pick(dataset: datasets.DatasetDict, split: str | None, where: str) -> datasets.Dataset:

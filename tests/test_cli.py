@@ -223,3 +223,40 @@ def test_import_finds_a_module_in_the_working_directory_under_a_script(tmp_path)
     assert _results(work / "o3")["scores"] == _results(work / "o")["scores"]
     proc = gacc(*[a.replace("mymethods", "nomethods") for a in argv], "--output-dir", "o2")
     assert proc.returncode == 2 and "cannot import method 'nomethods:first_lines'" in proc.stderr
+
+
+def test_cache_check_and_merge(tmp_path, capsys):
+    import os
+    import sqlite3
+
+    from gacc_hf.cache import CACHE_FILENAME, Cache
+
+    for name, key in (("a", "k1"), ("b", "k2")):
+        with Cache(tmp_path / name) as c:
+            c.put_many("answer", {key: {"answer": name}, "shared": {"answer": "same"}})
+    assert main(["cache", "check", str(tmp_path / "a")]) == 0
+    assert capsys.readouterr().out == f"ok: no problems in {tmp_path / 'a'}\n"
+    db = sqlite3.connect(tmp_path / "b" / CACHE_FILENAME)
+    db.execute("INSERT INTO entries VALUES ('verdict', 'bad', '{\"correct\": 1}', 0)")
+    db.commit()
+    db.close()
+    assert main(["cache", "check", str(tmp_path / "b")]) == 2
+    out = capsys.readouterr().out
+    assert out.startswith("verdict/bad: verdict value needs a bool 'correct'") and out.endswith(
+        "1 problem(s) in " + str(tmp_path / "b") + "\n"
+    )
+    assert main(["cache", "merge", str(tmp_path / "all"), str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert capsys.readouterr().out == f"3 new entries in {tmp_path / 'all'}\n"  # k1, k2, shared; not the bad one
+    with Cache(tmp_path / "all") as c:
+        assert c.get_many("answer", ["k1", "k2", "shared"]) == {
+            "k1": {"answer": "a"},
+            "k2": {"answer": "b"},
+            "shared": {"answer": "same"},
+        }
+        assert c.count() == 3
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / CACHE_FILENAME).write_bytes(os.urandom(2048))
+    assert main(["cache", "check", str(tmp_path / "junk")]) == 2
+    assert "is damaged or not a gacc cache" in capsys.readouterr().out
+    assert main(["cache", "merge", str(tmp_path / "all"), str(tmp_path / "nothing")]) == 2
+    assert capsys.readouterr().err == f"gacc cache: error: {tmp_path / 'nothing'} holds no cache ({CACHE_FILENAME})\n"

@@ -190,7 +190,7 @@ def test_gacc_data_validate_lists_file_row_and_field(case, tmp_path, capsys):
     change, expected, _ = BAD_CASES[case]
     path = write_jsonl(tmp_path / "bad.jsonl", mutated(change))
     before = sorted(p.name for p in tmp_path.iterdir())
-    assert main(["data", "validate", str(path)]) == 1
+    assert main(["data", "validate", str(path)]) == 2
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-1] == f"{len(expected)} problem(s) in {path}"
     found = {(int(m[1]), m[2]) for line in lines[:-1] if (m := re.search(r"row (\d+).*field '([^']+)'", line))}
@@ -234,7 +234,7 @@ def test_parquet_with_a_wrong_column_type_is_reported_per_row(tmp_path, capsys):
         row["goal"] = i
     path = write_parquet(tmp_path / "bad.parquet", rows)
     assert {(p.row, p.field) for p in find_file_problems([path])} == {(0, "goal"), (1, "goal"), (2, "goal")}
-    assert main(["data", "validate", str(path)]) == 1
+    assert main(["data", "validate", str(path)]) == 2
     assert "must be a string, got int" in capsys.readouterr().out
 
 
@@ -354,13 +354,13 @@ def test_validate_checks_a_file_without_gold_as_a_public_view(tmp_path, capsys):
     path = write_jsonl(tmp_path / "public.jsonl", _public_rows())
     assert main(["data", "validate", str(path)]) == 0
     assert "ok: no problems" in capsys.readouterr().out
-    assert main(["data", "validate", str(path), "--config", "judge"]) == 1
+    assert main(["data", "validate", str(path), "--config", "judge"]) == 2
     out = capsys.readouterr().out
     assert "public view" in out and "1 problem(s)" in out
     rows = _public_rows()
     rows[3]["goal"] = ""
     bad = write_jsonl(tmp_path / "bad.jsonl", rows)
-    assert main(["data", "validate", str(bad)]) == 1  # checked as a public view: the real problem is named
+    assert main(["data", "validate", str(bad)]) == 2  # checked as a public view: the real problem is named
     assert "row 3 (goal_id=" in capsys.readouterr().out
 
 

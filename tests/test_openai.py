@@ -16,6 +16,7 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import httpx
 import pytest
@@ -133,6 +134,185 @@ def test_retries_run_out_into_the_on_error_policy(flaky_server, cache_dir):
     kwargs["cache_dir"] += "-fresh"
     with pytest.raises(RuntimeError, match=r"reader 'openai:echo' failed on question_id=.*HTTP 503"):
         run_benchmark(rows, reader=spec, on_error="raise", **kwargs)
+
+
+def test_credentials_in_the_url_are_refused_and_redacted(monkeypatch):
+    for spec in ("m@http://alice:s3cret-pw@127.0.0.1:9/v1", "m@https://tok3n-only@host/v1?retries=1"):
+        with pytest.raises(ValueError, match=r"the server URL https?://\*\*\*@[\w.:]+/v1 holds credentials") as info:
+            parse_spec(spec)
+        assert "s3cret" not in str(info.value) and "tok3n" not in str(info.value)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://bob:pw-in-env@127.0.0.1:9/v1")
+    with pytest.raises(ValueError, match=r"http://\*\*\*@127.0.0.1:9/v1 holds credentials") as info:
+        parse_spec("m")
+    assert "pw-in-env" not in str(info.value)
+    with pytest.raises(ValueError, match="unknown option 'x' in 'm@http://\\*\\*\\*@h/v1\\?x=1'"):
+        parse_spec("m@http://u:p@h/v1?x=1")
+
+
+# --- a real misbehaving server: every fault gives its expected outcome, and no secret is ever written ---
+
+USER, PASSWORD = "user-5a1e", "pw-9c7b-never-shown"
+
+
+class _Misbehaving(BaseHTTPRequestHandler):
+    """Serves `/models` ("echo"); answers chat requests by the next behaviour of `script`, then normally.
+
+    It records the Authorization header of every request, and its error bodies echo that header back
+    (as some proxies do), so a message that quotes a server reply would leak the key unless redacted.
+    """
+
+    script: ClassVar[list[str]] = []
+    auth: ClassVar[list[str | None]] = []
+    lock = threading.Lock()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _reply(self, code: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(code)
+        for k, v in {"Content-Type": "application/json", **(headers or {})}.items():
+            self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self) -> None:
+        _Misbehaving.auth.append(self.headers.get("Authorization"))
+        self._reply(200, json.dumps({"object": "list", "data": [{"id": "echo"}]}).encode())
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with _Misbehaving.lock:
+            _Misbehaving.auth.append(self.headers.get("Authorization"))
+            act = _Misbehaving.script.pop(0) if _Misbehaving.script else "ok"
+        echoed = json.dumps({"error": f"rejected {self.headers.get('Authorization')}"}).encode()
+        question = body["messages"][-1]["content"].rsplit("Question: ", 1)[-1]
+        message = {"role": "assistant", "content": question}
+        if act == "500":
+            self._reply(500, echoed)
+        elif act == "429":
+            self._reply(429, echoed, {"Retry-After": "1"})
+        elif act == "400":
+            self._reply(400, echoed)
+        elif act == "malformed":
+            self._reply(200, b'{"choices": [{"message": ')
+        elif act == "empty":
+            self._reply(200, json.dumps({"choices": []}).encode())
+        elif act in ("null", "int", "list"):
+            message["content"] = {"null": None, "int": 5, "list": ["a"]}[act]
+            self._reply(200, json.dumps({"choices": [{"message": message}]}).encode())
+        elif act == "hang":
+            time.sleep(2.0)  # past the client's 0.5 s timeout
+            self._reply(200, json.dumps({"choices": [{"message": message}]}).encode())
+        else:
+            self._reply(200, json.dumps({"choices": [{"message": message}]}).encode())
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # the client gave up on a hung request: writing the late reply fails, as it should
+
+
+@pytest.fixture
+def misbehaving():
+    server = _QuietServer(("127.0.0.1", 0), _Misbehaving)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Misbehaving.script, _Misbehaving.auth = [], []
+    yield server.server_address[1]
+    server.shutdown()
+    server.server_close()
+
+
+# behaviour script (retries=1: two attempts per item) -> (exit code, text of the recorded error or None)
+FAULTS = {
+    "500 then 200": (["500"], 0, None),
+    "429 with Retry-After, then 200": (["429"], 0, None),
+    "500 twice: retries used up": (["500", "500"], 3, "failed after 2 attempts: HTTP 500"),
+    "400 echoing the key": (["400"], 3, "HTTP 400"),
+    "malformed JSON": (["malformed"], 3, "answer is not JSON"),
+    "empty choices": (["empty"], 3, "has no choices[0].message.content"),
+    "null content": (["null"], 3, "has null content, not text"),
+    "int content": (["int"], 3, "has int content, not text"),
+    "list content": (["list"], 3, "has list content, not text"),
+    "a hang past the timeout": (["hang", "hang"], 3, "failed after 2 attempts: ReadTimeout"),
+}
+
+
+def _outputs(tmp_path: Path, *printed: str) -> str:
+    """Everything a run left behind: what it printed and every file it wrote (results and cache)."""
+    texts = list(printed)
+    for path in sorted(tmp_path.rglob("*")):
+        if path.is_file() and path.name != "data.jsonl":
+            texts.append(path.read_bytes().decode("utf-8", "replace"))
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_misbehaving_server_gives_the_expected_outcome_and_no_secret_leaks(
+    fault, misbehaving, tmp_path, capsys, monkeypatch
+):
+    from gacc_hf.cli import main
+
+    script, expected_code, expected_error = FAULTS[fault]
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    rows = synthetic_rows(seed=2, contexts=1, goals_per_context=1, questions_per_goal=1)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    options = "retries=1&backoff=0.01&timeout=0.5&concurrency=1"
+    common = ["run", "--data", str(data), "--compressors", "truncate", "--judge", "exact", "--ratios", "0.5"]
+    common += [
+        "--conditions",
+        "own",
+        "--bootstrap",
+        "0",
+        "--on-error",
+        "record",
+        "--no-progress",
+        "--verbosity",
+        "ERROR",
+    ]
+    common += ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out"), "--overwrite"]
+
+    # credentials in the URL: refused before any request, the URL shown redacted, nothing written
+    with_userinfo = f"openai:echo@http://{USER}:{PASSWORD}@127.0.0.1:{misbehaving}/v1?{options}"
+    assert main([*common, "--reader", with_userinfo]) == 2
+    out, err = capsys.readouterr()
+    assert f"http://***@127.0.0.1:{misbehaving}/v1?{options}: credentials in a URL are never sent" in err
+    assert err.count("\n") == 1
+    assert _Misbehaving.auth == [] and not (tmp_path / "out").exists()
+    for secret in (USER, PASSWORD, KEY):
+        assert secret not in _outputs(tmp_path, out, err)
+
+    # the same server without them: the key goes as a Bearer token only, and the fault has its outcome
+    _Misbehaving.script = list(script)
+    started = time.monotonic()
+    code = main([*common, "--reader", f"openai:echo@http://127.0.0.1:{misbehaving}/v1?{options}"])
+    elapsed = time.monotonic() - started
+    out, err = capsys.readouterr()
+    assert code == expected_code, err
+    assert set(_Misbehaving.auth) == {f"Bearer {KEY}"}
+    errors = json.loads((tmp_path / "out" / "results.json").read_text())["errors"]
+    if expected_error is None:
+        assert errors == []
+    else:
+        (error,) = errors
+        assert expected_error in error["error"] and "goal_id=" in error["item"]
+        assert "1 model failure(s) recorded" in err
+    if fault.startswith("429"):
+        assert elapsed >= 1.0  # Retry-After honoured
+    everything = _outputs(tmp_path, out, err)
+    for secret in (USER, PASSWORD, KEY):
+        assert secret not in everything
+
+    # a failure is never cached: the healthy server now answers the same item
+    _Misbehaving.script = []
+    assert main([*common, "--reader", f"openai:echo@http://127.0.0.1:{misbehaving}/v1?{options}"]) == 0
+    capsys.readouterr()
+    rerun = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert rerun["errors"] == []
+    assert rerun["calls"]["reader"] == (0 if expected_error is None else 1)  # only the failed item, again
 
 
 def test_a_client_error_is_not_retried(flaky_server):

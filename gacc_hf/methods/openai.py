@@ -12,7 +12,13 @@ run's `on_error` policy decides; in `batch` the failure takes that item's place 
 The revision binds the endpoint's model name, the server-reported identity of that model (its
 `/models` entry, less volatile fields) and every setting that changes outputs, never the URL or the key.
 The API key is read from the environment variable `api_key_env` when the client starts and is only
-ever sent in the `Authorization` header: it is not part of a name, revision, setting or message.
+ever sent in the `Authorization` header: it is not part of a name, revision, setting or message (every
+error message goes through `gacc_hf.redaction.redact`, which also hides the key if a server echoes it).
+A base URL with user-info (`http://user:pass@host/v1`) is refused: the key is sent as a Bearer token
+only, never replaced by Basic credentials taken from a URL, and a URL is no place for a secret.
+
+A reply is an answer only when `choices[0].message.content` is a string; null, a number, a list or a
+missing field is a failure of that item (never cached, so a healthy server replaces it on the next run).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from urllib.parse import parse_qsl
 import httpx
 
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
+from gacc_hf.redaction import redact, register, url_userinfo
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 MAX_BACKOFF = 60.0
@@ -60,7 +67,13 @@ class Settings:
         if not self.model:
             raise ValueError("openai: a model name is required, e.g. openai:my-model@http://127.0.0.1:8000/v1")
         if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"openai: base_url must start with http:// or https://, got {self.base_url!r}")
+            raise ValueError(f"openai: base_url must start with http:// or https://, got {redact(self.base_url)!r}")
+        if url_userinfo(self.base_url) is not None:
+            raise ValueError(
+                f"openai: the server URL {redact(self.base_url)} holds credentials (user-info before '@'); they are "
+                f"never sent. Remove them from the URL and put the key in ${self.api_key_env} "
+                "(sent as a Bearer token; api_key_env=NAME picks another variable)"
+            )
         if self.concurrency < 1 or self.retries < 0 or self.timeout <= 0 or self.backoff < 0:
             raise ValueError(f"openai: need concurrency >= 1, retries >= 0, timeout > 0, backoff >= 0: {self}")
         if self.max_tokens is not None and self.max_tokens < 1:
@@ -85,7 +98,7 @@ def parse_spec(spec: str, environ: dict[str, str] | None = None) -> Settings:
     for name, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
         if name in ("model", "base_url") or name not in types:
             known = ", ".join(n for n in types if n not in ("model", "base_url"))
-            raise ValueError(f"openai: unknown option {name!r} in {spec!r}; options: {known}")
+            raise ValueError(f"openai: unknown option {name!r} in {redact(spec)!r}; options: {known}")
         options[name] = _convert(name, value, str(types[name]))
     return Settings(model=model, base_url=base_url.rstrip("/"), **options)
 
@@ -104,7 +117,10 @@ def _convert(name: str, value: str, kind: str) -> Any:
 
 
 class ServerError(RuntimeError):
-    """The server refused a request, or kept failing until the retries ran out."""
+    """The server refused a request, or kept failing until the retries ran out (message redacted)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class Client:
@@ -113,6 +129,7 @@ class Client:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         key = os.environ.get(settings.api_key_env)
+        register(key)
         self._http = httpx.Client(
             base_url=settings.base_url + "/",
             headers={"Authorization": f"Bearer {key}"} if key else {},
@@ -144,9 +161,12 @@ class Client:
             if response.is_error:
                 raise ServerError(f"{method} {url}: HTTP {response.status_code}: {response.text[:200]}")
             try:
-                return response.json()
+                answer = response.json()
             except ValueError as exc:
                 raise ServerError(f"{method} {url}: answer is not JSON: {response.text[:200]!r}") from exc
+            if not isinstance(answer, dict):
+                raise ServerError(f"{method} {url}: answer is JSON {type(answer).__name__}, not an object")
+            return answer
         raise ServerError(f"{method} {url} failed after {self.settings.retries + 1} attempts: {problem}")
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
@@ -180,7 +200,10 @@ class Client:
             content = answer["choices"][0]["message"]["content"]
         except (KeyError, IndexError, TypeError) as exc:
             raise ServerError(f"chat/completions answer has no choices[0].message.content: {answer!r:.200}") from exc
-        return content or ""
+        if not isinstance(content, str):
+            shown = "null" if content is None else type(content).__name__
+            raise ServerError(f"chat/completions answer has {shown} content, not text: {answer!r:.200}")
+        return content
 
 
 def _digest(value: Any) -> str:

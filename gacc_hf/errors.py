@@ -1,0 +1,57 @@
+"""Exit codes of the `gacc` command, one meaning each, and the one-line message of every expected failure.
+
+    0  success
+    1  the run finished but an integrity counter is not 0 (budget_violations, count_errors, exposures)
+    2  bad input, bad configuration or environment: arguments, data files, permissions, the cache,
+       an unreachable server; nothing was computed, or what was is in the cache
+    3  model failures: the run finished with failures recorded (--on-error record), or it stopped at
+       the first failed call (--on-error raise); rerun the same command to retry only what failed
+    4  an unexpected error (a bug): the traceback is printed; please report it
+
+Messages go through `gacc_hf.redaction.redact`, so no credential reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from gacc_hf.redaction import redact
+
+OK, INTEGRITY, BAD_INPUT, MODEL_FAILURES, BUG = 0, 1, 2, 3, 4
+
+EPILOG = """exit codes:
+  0  success
+  1  the run finished but an integrity counter is not 0
+  2  bad input, configuration or environment (arguments, data, files, permissions, cache, server)
+  3  model failures: recorded (--on-error record) or the first one stopped the run (--on-error raise)
+  4  an unexpected error (a bug; the traceback is printed)
+--verbose (anywhere on the line) prints the traceback of any error."""
+
+
+def _is_model_failure(exc: BaseException) -> bool:
+    from gacc_hf.executor import MethodError
+
+    return isinstance(exc, MethodError)
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code of an exception that reached the command line."""
+    if _is_model_failure(exc):
+        return MODEL_FAILURES
+    if isinstance(exc, OSError | sqlite3.Error | ValueError | RuntimeError):
+        return BAD_INPUT
+    return BUG
+
+
+def describe(exc: BaseException) -> str:
+    """What went wrong, said once, with the file / row / item the exception names (credentials hidden)."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        where = f"{exc.filename}" + (f" -> {exc.filename2}" if exc.filename2 else "")
+        text = f"{where}: {exc.strerror or exc}: check the path, its permissions and the free space"
+    elif isinstance(exc, sqlite3.Error):
+        text = f"cache database error: {exc}: move the cache folder aside (or pass another --cache-dir) and rerun"
+    else:
+        text = str(exc) or type(exc).__name__
+    if exit_code(exc) == BUG:
+        text = f"unexpected {type(exc).__name__}: {text}"
+    return redact(text)

@@ -1,0 +1,50 @@
+"""Keep credentials inside the process: `redact` hides them in any text before it is shown or written.
+
+Two kinds are hidden: the user-info of URLs (`http://user:pass@host/` becomes `http://***@host/`), and
+every secret value registered with `register` (the API keys a client read from the environment), wherever
+it appears, even when a misbehaving server echoes it back in an error body. Call `redact` on anything
+that names a method or quotes a server before it reaches a message, a log, a results file or a card.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+# scheme://user-info@ : the user-info is everything up to the last '@' before the host's '/', '?' or '#'
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/?#@\s]*(?:@[^/?#@\s]*)*)@")
+_MASK = "***"
+_MIN_SECRET = 4  # shorter values would mask ordinary text
+_lock = threading.Lock()
+_secrets: set[str] = set()
+
+
+def register(value: str | None) -> None:
+    """Remember a secret value so that every later `redact` hides it."""
+    if value and len(value) >= _MIN_SECRET:
+        with _lock:
+            _secrets.add(value)
+
+
+def url_userinfo(url: str) -> str | None:
+    """The user-info part of a URL (None when it has none).
+
+    >>> url_userinfo("http://u:p@127.0.0.1:8/v1"), url_userinfo("http://127.0.0.1:8/v1")
+    ('u:p', None)
+    """
+    match = _USERINFO.match(url)
+    return match["userinfo"] if match else None
+
+
+def redact(text: str) -> str:
+    """`text` with URL user-info and registered secrets replaced by `***`.
+
+    >>> redact("openai:m@http://user:pass@127.0.0.1:8000/v1?retries=1")
+    'openai:m@http://***@127.0.0.1:8000/v1?retries=1'
+    """
+    text = _USERINFO.sub(lambda m: m["scheme"] + _MASK + "@", text)
+    with _lock:
+        found = [s for s in _secrets if s in text]
+    for secret in sorted(found, key=len, reverse=True):
+        text = text.replace(secret, _MASK)
+    return text
