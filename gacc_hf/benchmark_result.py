@@ -42,12 +42,14 @@ class BenchmarkResult:
         """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,
         config.yaml), all at once (see `gacc_hf.results`); returns the path of results.json.
 
-        `command` is the command line that made the run, recorded as given."""
+        `command` is the command line that made the run, recorded with any credentials redacted."""
+        from gacc_hf.redaction import redact
         from gacc_hf.report import write_results  # lazy: the report layer imports this module
         from gacc_hf.run_config import CONFIG_FILE, from_result_config
 
         config = from_result_config(self.config)
-        return write_results(self, folder, command, extra=lambda stage: config.dump(stage / CONFIG_FILE))
+        shown = None if command is None else [redact(part) for part in command]
+        return write_results(self, folder, shown, extra=lambda stage: config.dump(stage / CONFIG_FILE))
 
     def score_table(self) -> str:
         """The scores as a fixed-width text table."""

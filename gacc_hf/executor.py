@@ -21,7 +21,9 @@ from tqdm.auto import tqdm
 
 from gacc_hf.cache import Cache
 from gacc_hf.protocol import MethodIdentityError, method_name, revision_of
+from gacc_hf.redaction import redact
 from gacc_hf.registry import resolve
+from gacc_hf.text import encoding_problem
 from gacc_hf.tokenizer import get_codec
 
 OnError = Literal["raise", "record"]
@@ -65,7 +67,7 @@ def resolve_method(role: str, spec: Any, cached: bool) -> Method:
         if cached:
             raise MethodIdentityError(f"{role}: {exc}") from exc.__cause__
         revision = f"uncached@{uuid.uuid4().hex}"
-    shown = spec if isinstance(spec, str) else f"<callable {method_name(fn)}>"
+    shown = redact(spec) if isinstance(spec, str) else f"<callable {method_name(fn)}>"
     return Method(role, fn, method_name(fn), revision, shown)
 
 
@@ -73,12 +75,9 @@ def check_str(value: Any) -> str:
     """A method's text output, refused when it is not a str or cannot be stored as UTF-8 (lone surrogates)."""
     if not isinstance(value, str):
         raise TypeError(f"returned {type(value).__name__}, expected str")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"returned text that is not valid Unicode (lone surrogate {value[exc.start]!r} at position {exc.start})"
-        ) from None
+    problem = encoding_problem(value)
+    if problem:
+        raise ValueError(f"returned text that {problem}")
     return value
 
 
