@@ -2,10 +2,12 @@
 
 Every rank validates and plans the whole dataset (the cross-goal pairing needs every group), then computes
 only its shard: the groups of the contexts assigned to it. A memory key binds the context text, and every
-memory of a context (own, none, cross, full; the token count too) belongs to the groups of that context,
+memory of a context (own, none, cross, the ceilings; the token count too) belongs to the groups of that context,
 so sharding by context text gives each memory to exactly one rank: no memory is computed twice and the
-compressor calls of all ranks add up to those of one process. Ranks share the content-addressed cache
-(SQLite in WAL mode: safe for several processes; entries are immutable). Rank 0 gathers the per-rank
+compressor calls of all ranks add up to those of one process. Ranks of one machine share the
+content-addressed cache (SQLite in WAL mode: safe for several processes of one host, not across hosts on a
+network file system: there, give each machine its own cache and combine them with `gacc cache merge`;
+entries are immutable). Rank 0 gathers the per-rank
 results over a gloo process group and merges them into what one process would have produced: the same
 ledger, answers and errors in the same order, scores recomputed from them, calls and integrity counters
 summed. A killed rank makes the launcher stop the others; the same command resumes from the cache.
