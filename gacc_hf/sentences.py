@@ -30,6 +30,7 @@ def pack(sentences: Sequence[str], scores: Sequence[float], budget: int, codec: 
     Sentences are tried best first; one that does not fit is skipped so a shorter one can still use
     the room. The joined text is re-counted, and the weakest kept sentence dropped until it fits.
 
+    >>> from gacc_hf.tokenizer import get_codec
     >>> pack(["alpha beta.", "gamma.", "delta epsilon zeta eta."], [0.1, 0.9, 0.5], 5, get_codec())
     'alpha beta.\\ngamma.'
     """
