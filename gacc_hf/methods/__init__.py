@@ -74,10 +74,30 @@ def _embed() -> Any:
     return EmbedCompressor()
 
 
+def _bm25() -> Any:
+    from gacc_hf.methods.bm25 import BM25Compressor  # lazy: bm25s and numpy only when named
+
+    return BM25Compressor()
+
+
+def _lingua(variant: str) -> Callable[..., Any]:
+    """`llmlingua` / `longllmlingua` (SmolLM2) or `<variant>:<model>` with model `smollm2` or `hf:<spec>`."""
+
+    def factory(model: str = "smollm2") -> Any:
+        from gacc_hf.methods.llmlingua import build  # lazy: the optional extra is checked before any work
+
+        return build(variant, model)
+
+    return factory
+
+
 BUILTINS: list[Entry] = [
     Entry("compressor", "truncate", TruncateCompressor, "the head of the source, cut to L by the protocol"),
     Entry("compressor", "goal-lines", GoalLinesCompressor, "lines sharing words with the goal, in source order"),
     Entry("compressor", "embed", _embed, "sentences closest to the goal by MiniLM embeddings, in source order"),
+    Entry("compressor", "bm25", _bm25, "sentences ranked by BM25 against the goal, in source order"),
+    Entry("compressor", "llmlingua", _lingua("llmlingua"), "LLMLingua token pruning by SmolLM2 perplexity (extra)"),
+    Entry("compressor", "longllmlingua", _lingua("longllmlingua"), "LongLLMLingua with the goal as question (extra)"),
     Entry("reader", "fields", FieldsReader, "answers `key: value` lookups from the memory (no model)"),
     Entry("judge", "exact", ExactJudge, "normalised exact match against a reference"),
     Entry("judge", "contains", ContainsJudge, "a reference inside the answer, word-bounded"),
@@ -93,6 +113,9 @@ PREFIXES: list[Entry] = [
         Entry(role, "openai", _served(role), f"openai:<model>@<url>: an OpenAI-compatible server as {role}"),
         Entry(role, "import", _imported, "import:<module>:<attribute>: a method from your own module"),
     )
+] + [
+    Entry("compressor", variant, _lingua(variant), f"{variant}:hf:<folder-or-hub-id>: {variant} on that small model")
+    for variant in ("llmlingua", "longllmlingua")
 ]
 
 __all__ = [

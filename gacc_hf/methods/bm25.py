@@ -1,0 +1,84 @@
+"""`bm25`: goal-conditioned sentence extraction ranked by BM25 (the `bm25s` package, MIT).
+
+The source is split into sentences (the same splitter as `embed`), each sentence is a BM25 document and
+the goal is the query. Sentences that share no word with the goal (all of them when there is no goal)
+are ranked by centrality: the summed BM25 score of the sentence against every other sentence as a
+query, so the sentences that repeat the source's own vocabulary come first; remaining ties keep source
+order, which makes a source without repeated words degrade to its lead. The best sentences are kept in
+source order while their cl100k tokens fit the budget L. The output is copied from the source, so it
+never states a fact the source does not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import sys
+from collections.abc import Sequence
+
+from gacc_hf.methods import embed
+from gacc_hf.methods.embed import pack, split_sentences
+from gacc_hf.protocol import CompressorInput
+from gacc_hf.tokenizer import get_codec
+
+#: Lucene BM25 with the usual k1 / b; tokens are lower-cased words of 2+ characters minus English stopwords.
+SETTINGS = {"method": "lucene", "k1": 1.5, "b": 0.75, "stopwords": "en", "lower": True}
+
+
+def _tokenize(texts: Sequence[str]) -> list[list[str]]:
+    import bm25s
+
+    return bm25s.tokenize(
+        list(texts),
+        lower=SETTINGS["lower"],
+        stopwords=SETTINGS["stopwords"],
+        return_ids=False,
+        show_progress=False,
+    )
+
+
+def rank(sentences: Sequence[str], goal: str) -> list[int]:
+    """Sentence indices, best first: BM25 against the goal, then centrality, then source order.
+
+    >>> rank(["Lunch was pizza.", "The disk filled up.", "Disk alerts fired late."], "why did the disk fill")
+    [1, 2, 0]
+    """
+    import bm25s
+
+    docs = _tokenize(sentences) if sentences else []
+    if not any(docs):  # no indexable word anywhere (or no sentence): BM25 has nothing to rank
+        return list(range(len(sentences)))
+    index = bm25s.BM25(method=SETTINGS["method"], k1=SETTINGS["k1"], b=SETTINGS["b"])
+    index.index(docs, show_progress=False)
+    query = _tokenize([goal])[0] if goal.strip() else []
+    relevance = index.get_scores(query).tolist() if query else [0.0] * len(sentences)
+    centrality = [0.0] * len(sentences)
+    for j, other in enumerate(docs):
+        if other:
+            for i, score in enumerate(index.get_scores(other).tolist()):
+                if i != j:
+                    centrality[i] += score
+    return sorted(range(len(sentences)), key=lambda i: (-relevance[i], -centrality[i], i))
+
+
+class BM25Compressor:
+    """Keeps the sentences BM25 ranks highest for the goal (the most central ones without a goal) within L."""
+
+    name = "bm25"
+
+    def __init__(self) -> None:
+        import bm25s  # fail at construction, not at the first call, when the package is missing
+
+        # the code of this module and of the splitter / packer it borrows: editing either re-keys the cache
+        code = inspect.getsource(sys.modules[__name__]) + inspect.getsource(embed)
+        blob = json.dumps({"bm25s": bm25s.__version__, **SETTINGS, "code": hashlib.sha256(code.encode()).hexdigest()})
+        self.revision = f"bm25-v1@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+    def __call__(self, item: CompressorInput) -> str:
+        sentences = split_sentences(item.context)
+        order = rank(sentences, item.goal)
+        scores = [0.0] * len(sentences)
+        for position, i in enumerate(order):
+            scores[i] = -float(position)  # `pack` takes best-first scores: the rank itself
+        return pack(sentences, scores, item.token_budget, get_codec())
