@@ -1,14 +1,12 @@
-import re
 import warnings
-from pathlib import Path
 
 import pytest
 
 from gacc_hf import CompressorInput, get_codec
 from gacc_hf.methods import bm25
 from gacc_hf.methods.bm25 import BM25Compressor, rank
-from gacc_hf.methods.embed import split_sentences
 from gacc_hf.registry import resolve
+from gacc_hf.sentences import split_sentences
 
 DB = [
     "The primary database node ran out of disk space at 09:41.",
@@ -66,15 +64,6 @@ def test_revision_binds_the_scoring_settings(monkeypatch):
     monkeypatch.setitem(bm25.SETTINGS, "k1", 1.2)
     assert BM25Compressor().revision != base
     assert resolve("compressor", "bm25").name == "bm25"
-
-
-def test_readme_snippet_runs():
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Baseline compressors", 1)[1].split("\n## ", 1)[0]
-    (snippet,) = re.findall(r"```python\n(.*?)```", section, flags=re.S)
-    scope: dict = {}
-    exec(compile(snippet, "README.md", "exec"), scope)
-    assert scope["memory"] and len(get_codec().encode(scope["memory"])) <= scope["L"]
 
 
 @pytest.mark.parametrize("ratio", [0.1, 0.2])

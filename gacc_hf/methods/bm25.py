@@ -1,12 +1,12 @@
 """`bm25`: goal-conditioned sentence extraction ranked by BM25 (the `bm25s` package, MIT).
 
-The source is split into sentences (the same splitter as `embed`), each sentence is a BM25 document and
-the goal is the query. Sentences that share no word with the goal (all of them when there is no goal)
-are ranked by centrality: the summed BM25 score of the sentence against every other sentence as a
-query, so the sentences that repeat the source's own vocabulary come first; remaining ties keep source
-order, which makes a source without repeated words degrade to its lead. The best sentences are kept in
-source order while their cl100k tokens fit the budget L. The output is copied from the source, so it
-never states a fact the source does not.
+The source is split into sentences (`gacc_hf.sentences`, as for `embed`), each sentence is a BM25
+document and the goal is the query. Sentences that share no word with the goal (all of them when there
+is no goal) are ranked by centrality: the summed BM25 score of the sentence against every other sentence
+as a query, so the sentences that repeat the source's own vocabulary come first; remaining ties keep
+source order, which makes a source without repeated words degrade to its lead. The best sentences are
+kept in source order while their cl100k tokens fit the budget L. The output is copied from the source,
+so it never states a fact the source does not.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from gacc_hf.methods import embed
-from gacc_hf.methods.embed import pack, split_sentences
+from gacc_hf import sentences as shared
 from gacc_hf.protocol import CompressorInput
+from gacc_hf.sentences import pack, split_sentences
 from gacc_hf.tokenizer import get_codec
 
 #: Lucene BM25 with the usual k1 / b; tokens are lower-cased words of 2+ characters minus English stopwords.
@@ -70,8 +70,8 @@ class BM25Compressor:
     def __init__(self) -> None:
         import bm25s  # fail at construction, not at the first call, when the package is missing
 
-        # the code of this module and of the splitter / packer it borrows: editing either re-keys the cache
-        code = inspect.getsource(sys.modules[__name__]) + inspect.getsource(embed)
+        # the code of this module and of the shared splitter / packer: editing either re-keys the cache
+        code = inspect.getsource(sys.modules[__name__]) + inspect.getsource(shared)
         blob = json.dumps({"bm25s": bm25s.__version__, **SETTINGS, "code": hashlib.sha256(code.encode()).hexdigest()})
         self.revision = f"bm25-v1@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
