@@ -50,6 +50,17 @@ def test_missing_extra_says_how_to_install_before_any_work(monkeypatch):
     assert lingua.require_llmlingua().__version__ == "0.2.2"  # installed: no error
 
 
+def test_the_command_line_names_the_install_command_and_writes_nothing(monkeypatch, tmp_path, capsys):
+    from gacc_hf.cli import main
+
+    monkeypatch.setitem(sys.modules, "llmlingua", None)
+    out = tmp_path / "run"
+    argv = ["run", "--compressors", "bm25,longllmlingua", "--reader", "fields", "--judge", "exact", "--no-progress"]
+    assert main([*argv, "--output-dir", str(out), "--cache-dir", str(tmp_path / "cache")]) == 2
+    assert "pip install gacc-hf[llmlingua]" in capsys.readouterr().err
+    assert not out.exists()
+
+
 def test_small_model_spec_errors():
     with pytest.raises(ValueError, match="must be `smollm2` or `hf:<folder-or-hub-id>`"):
         resolve("compressor", "llmlingua:/some/folder")
