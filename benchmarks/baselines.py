@@ -20,7 +20,9 @@ import statistics
 import time
 
 import gacc_hf
+from gacc_hf.presets import PRESETS
 
+MAIN = PRESETS["main"]
 COMPRESSORS = ["truncate", "goal-lines", "bm25", "embed", "llmlingua", "longllmlingua", "smollm2"]
 
 
@@ -62,33 +64,31 @@ def overshoot_table(memories: list[dict]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compressors", default=",".join(COMPRESSORS))
-    parser.add_argument("--reader", default="smollm2")
-    parser.add_argument("--judge", default="contains")
-    parser.add_argument("--ratios", default="0.05,0.1")
-    parser.add_argument("--conditions", default="own,none,cross")
-    parser.add_argument("--groups", type=int, default=0, help="first N groups of the sample (0 = all)")
+    parser.add_argument("--reader", default=MAIN.reader)
+    parser.add_argument("--judge", default=MAIN.judge)
+    parser.add_argument("--ratios", default=",".join(f"{r:g}" for r in MAIN.ratios))
+    parser.add_argument("--conditions", default=",".join(MAIN.conditions))
+    parser.add_argument("--groups", type=int, default=None, help="first N groups of the sample (default: all)")
     parser.add_argument("--cache-dir", default=".gacc_cache")
     args = parser.parse_args()
 
-    data = gacc_hf.load_sample("judge")
-    if args.groups:
-        data = data.select(range(min(args.groups, len(data))))
     start = time.perf_counter()
     result = gacc_hf.run_benchmark(
-        data,
+        MAIN.data,
         compressor=args.compressors.split(","),
         reader=args.reader,
         judge=args.judge,
         ratios=[float(r) for r in args.ratios.split(",")],
         conditions=args.conditions.split(","),
         cache_dir=args.cache_dir,
+        limit=args.groups,
     )
     seconds = time.perf_counter() - start
     print(score_table(result.scores))
     print()
     print(overshoot_table(result.memories))
     print()
-    print(f"groups {len(data)}, reader {args.reader}, judge {args.judge}; calls {result.calls}")
+    print(f"groups {result.config['n_groups']}, reader {args.reader}, judge {args.judge}; calls {result.calls}")
     print(f"integrity {result.integrity}; wall {seconds:.0f} s; load average {os.getloadavg()}")
 
 
