@@ -46,16 +46,18 @@ def score_table(scores: list[dict]) -> str:
 
 
 def overshoot_table(memories: list[dict]) -> str:
-    """Per compressor: how often its own output exceeded L, and by how much (called memories only)."""
-    lines = ["| compressor | memories | over L | median proposed / L | max proposed / L |", "|---|---|---|---|---|"]
-    for name in dict.fromkeys(m["compressor"] for m in memories):
-        rows = [m for m in memories if m["compressor"] == name and m["compressor_called"] and m["budget"] > 0]
+    """Per compressor and ratio: how often its own output exceeded L, and by how much (called memories only)."""
+    lines = ["| compressor | ratio | memories | over L | median proposed / L | max proposed / L |"]
+    lines.append("|---|---|---|---|---|---|")
+    for name, ratio in dict.fromkeys((m["compressor"], m["ratio"]) for m in memories):
+        rows = [m for m in memories if (m["compressor"], m["ratio"]) == (name, ratio)]
+        rows = [m for m in rows if m["compressor_called"] and m["budget"] > 0]
         if not rows:
             continue
         over = sum(m["proposed_tokens"] > m["budget"] for m in rows)
         ratios = [m["proposed_tokens"] / m["budget"] for m in rows]
         lines.append(
-            f"| {name} | {len(rows)} | {over} ({over / len(rows):.0%}) | {statistics.median(ratios):.2f} "
+            f"| {name} | {ratio:g} | {len(rows)} | {over} ({over / len(rows):.0%}) | {statistics.median(ratios):.2f} "
             f"| {max(ratios):.2f} |"
         )
     return "\n".join(lines)
