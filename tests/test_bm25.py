@@ -1,3 +1,5 @@
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -81,3 +83,14 @@ def test_sample_memories_fit_and_own_goal_beats_no_goal_on_goal_words(ratio):
             assert len(get_codec().encode(out)) <= budget
             hits[condition] += len(goal_words & content_words(out))
     assert hits["own"] > hits["none"]  # ranking by the goal keeps more of the goal's words
+
+
+def test_bm25_runs_without_torch():
+    code = (
+        "import sys, gacc_hf\n"
+        "from gacc_hf.registry import resolve\n"
+        "out = resolve('compressor', 'bm25')(gacc_hf.CompressorInput('A disk filled. Lunch was late.', 'disk', 5))\n"
+        "assert out == 'A disk filled.', out\n"
+        "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'heavy import'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
