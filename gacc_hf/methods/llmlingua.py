@@ -163,7 +163,7 @@ class LLMLinguaCompressor:
 
     def __init__(self, model: str = SMOLLM2, goal_conditioned: bool = False) -> None:
         llmlingua = require_llmlingua()  # before any model work
-        self.variant = VARIANTS[goal_conditioned]
+        self.variant = "longllmlingua" if goal_conditioned else "llmlingua"
         self.name = self.variant if model == SMOLLM2 else f"{self.variant}:{model}"
         self.goal_conditioned = goal_conditioned
         ref = model_ref(model)
