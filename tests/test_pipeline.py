@@ -3,7 +3,7 @@ import math
 import pytest
 from model_helpers import save_tiny_chat_model
 
-from gacc_hf import CompressorInput, JudgeInput, ReaderInput, get_codec
+from gacc_hf import CompressorInput, JudgeInput, ReaderInput, get_codec, load_sample
 from gacc_hf.methods import pipeline
 from gacc_hf.methods.pipeline import PROMPTS, build, parse_verdict
 from gacc_hf.registry import resolve
@@ -64,24 +64,74 @@ def test_registry_names_and_the_shared_model(tiny):
 def test_revision_binds_model_prompts_and_generation_settings(tiny, tiny_other_seed, monkeypatch):
     base = build("reader", str(tiny))
     assert build("reader", str(tiny)).revision == base.revision
-    assert build("reader", str(tiny), batch_size=3).revision == base.revision  # execution setting only
+    assert build("reader", str(tiny), batch_size=3).revision == base.revision  # execution settings only
+    assert build("reader", str(tiny), prefix_cache=False).revision == base.revision
+    assert build("reader", f"{tiny}?threads=2&device=cpu&batch_size=4").revision == base.revision
+    assert build("reader", f"{tiny}?dtype=bfloat16").revision != base.revision
     assert build("reader", str(tiny_other_seed)).revision != base.revision
     assert build("reader", str(tiny), max_new_tokens=5).revision != base.revision
+    assert build("reader", f"{tiny}?max_new_tokens=5").revision == build("reader", str(tiny), max_new_tokens=5).revision
     monkeypatch.setitem(PROMPTS, "reader", {**PROMPTS["reader"], "system": "Answer in one word."})
     assert build("reader", str(tiny)).revision != base.revision
 
 
 def test_batched_reading_equals_one_at_a_time(tiny):
     items = reader_items()
-    reader = build("reader", str(tiny), max_new_tokens=6, batch_size=4)  # 6 items of unequal length: padding
+    reader = build("reader", str(tiny), max_new_tokens=6, batch_size=4, prefix_cache=False)  # unequal lengths
     single = [reader(item) for item in items]
     assert reader.batch(items) == single
-    assert build("reader", str(tiny), max_new_tokens=6, batch_size=1).batch(items) == single
+    assert build("reader", str(tiny), max_new_tokens=6, batch_size=1, prefix_cache=False).batch(items) == single
     assert all(isinstance(a, str) for a in single) and any(single)
 
 
+def test_prefix_cached_reading_equals_the_plain_path(tiny):
+    items = reader_items()
+    items = items[::2] + items[1::2] + items[:2]  # memories not adjacent, and repeated items
+    plain = build("reader", str(tiny), max_new_tokens=8, prefix_cache=False).batch(items)
+    cached = build("reader", str(tiny), max_new_tokens=8)
+    assert cached.prefix_cache and cached.batch(items) == plain
+    assert [cached(item) for item in items] == plain
+    assert len(set(plain)) > 2  # the answers differ between memories: the cache is not shared by mistake
+
+
+def test_each_distinct_memory_is_prefilled_once(tiny, monkeypatch):
+    reader = build("reader", str(tiny), max_new_tokens=4)
+    prefills = []
+    original = reader._prefill
+    monkeypatch.setattr(reader, "_prefill", lambda prefix: prefills.append(prefix) or original(prefix))
+    items = [ReaderInput(m, q) for q in QUESTIONS for m in MEMORIES[1:]]  # memories interleaved: 1 2 1 2
+    reader.batch(items)
+    assert len(prefills) == 2
+    texts = [reader.lm.tokenizer.decode(p) for p in prefills]
+    for text, memory in zip(texts, MEMORIES[1:], strict=True):  # everything before the question is shared
+        prompt = reader.lm.tokenizer.decode(reader._prompt_ids(pipeline._chat("reader", memory=memory, question="Q?")))
+        assert memory in text and prompt.startswith(text) and prompt[len(text) :].strip().startswith("Q?")
+    reader.batch(items[-1:])  # the same memory in the next runner chunk: its prefix is still cached
+    assert len(prefills) == 2
+    reader.batch(items[:1])  # another memory: prefilled again
+    assert len(prefills) == 3
+
+
+def test_the_answer_ends_at_the_stop_string(tiny, monkeypatch):
+    item = ReaderInput(MEMORIES[2], QUESTIONS[1])
+    monkeypatch.setattr(pipeline, "READER_STOP", ("\x00never\x00",))
+    full = build("reader", str(tiny), max_new_tokens=12)(item)
+    words = full.split()
+    assert len(words) >= 3, full
+    stop = words[1]
+    monkeypatch.setattr(pipeline, "READER_STOP", (stop,))
+    for cached in (True, False):
+        answer = build("reader", str(tiny), max_new_tokens=12, prefix_cache=cached)(item)
+        assert full.startswith(answer) and stop in answer and len(answer) < len(full)
+
+
+def test_only_the_first_line_is_the_answer():
+    assert pipeline._first_line("\n 47 minutes. \nQuestion: who?") == "47 minutes."
+    assert pipeline._first_line("Paris") == "Paris"
+
+
 def test_every_pipeline_batch_is_padded_left_and_limited_to_max_new_tokens(tiny, monkeypatch):
-    reader = build("reader", str(tiny), max_new_tokens=4, batch_size=4)
+    reader = build("reader", str(tiny), max_new_tokens=4, batch_size=4, prefix_cache=False)
     seen = []
     original = reader.lm.pipeline
     monkeypatch.setattr(
@@ -154,7 +204,19 @@ def test_real_smollm2_reads_answers_and_batches_like_single_calls():
     answers = reader.batch(items)
     assert answers == [reader(item) for item in items]
     assert "47 minutes" in answers[0] and "Paris" in answers[1]
+    assert all("\n" not in a for a in answers)
     comp = resolve("compressor", "smollm2")
     item = CompressorInput(" ".join(i.memory for i in items), "who noticed the outage", 12)
     assert 12 <= comp.max_new_tokens(item) < 20  # English costs SmolLM2 about as many tokens as cl100k
     assert comp(item).strip()
+
+
+@pytest.mark.slow
+def test_real_smollm2_prefix_cached_answers_equal_the_plain_path_on_whole_sources():
+    rows = list(load_sample("judge"))
+    items = [ReaderInput(row["context"], q["question"]) for row in (rows[0], rows[5]) for q in row["questions"][:2]]
+    cached = resolve("reader", "smollm2")
+    plain = resolve("reader", "smollm2?batch_size=1")
+    plain.prefix_cache = False
+    assert cached.revision == plain.revision
+    assert cached.batch(items) == plain.batch(items)

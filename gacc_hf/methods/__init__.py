@@ -1,6 +1,7 @@
 """Built-in methods, one file per family, and the catalogue that names them.
 
-`BUILTINS` and `PREFIXES` are plain tables (role, name, factory, one-line description); the registry
+`BUILTINS` and `PREFIXES` are plain tables (role, name, factory, one-line description); `OPTIONED`
+names the built-ins whose factory also takes `<name>?<options>` (the local models). The registry
 reads them on first use, so this package never imports the registry and naming a rule method never
 imports torch. A new built-in joins by adding one row here (and one line to the method list of the
 contract tests).
@@ -68,10 +69,10 @@ def _local(role: str) -> Callable[..., Any]:
     return factory
 
 
-def _embed() -> Any:
-    from gacc_hf.methods.embed import EmbedCompressor  # lazy: torch loads only when named
+def _embed(spec: str = "embed") -> Any:
+    from gacc_hf.methods.embed import from_spec  # lazy: torch loads only when named
 
-    return EmbedCompressor()
+    return from_spec(spec)
 
 
 def _bm25() -> Any:
@@ -105,6 +106,8 @@ BUILTINS: list[Entry] = [
     *(Entry(role, "smollm2", _local(role), f"SmolLM2-135M-Instruct (offline, bundled) as {role}") for role in ROLES),
 ]
 
+OPTIONED: list[Entry] = [entry for entry in BUILTINS if entry.name in ("smollm2", "embed")]
+
 PREFIXES: list[Entry] = [
     entry
     for role in ROLES
@@ -120,6 +123,7 @@ PREFIXES: list[Entry] = [
 
 __all__ = [
     "BUILTINS",
+    "OPTIONED",
     "PREFIXES",
     "ContainsJudge",
     "Entry",

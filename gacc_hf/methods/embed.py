@@ -3,7 +3,8 @@
 The source is split into sentences; each is scored by cosine similarity to the goal (with no goal, to
 the centroid of all sentences: the most central sentences summarise the source best). The best ones
 are kept, in source order, while their cl100k tokens fit the budget. Extraction copies source text
-verbatim, so every fact it keeps is exact.
+verbatim, so every fact it keeps is exact. `embed?device=cuda&threads=2` takes the local models'
+execution options (device, threads); the vectors, and so the memories, do not depend on them.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from gacc_hf.models import SentenceEncoder, load_sentence_encoder
+from gacc_hf.models import ModelLoadError, ModelOptions, SentenceEncoder, load_sentence_encoder, split_spec
 from gacc_hf.protocol import CompressorInput
 from gacc_hf.sentences import SENTENCE_END, SEPARATOR, pack, split_sentences
 from gacc_hf.tokenizer import get_codec
@@ -49,3 +50,12 @@ class EmbedCompressor:
     def __call__(self, item: CompressorInput) -> str:
         sentences, _ = self._sentences(item.context)
         return pack(sentences, self.scores(item), item.token_budget, get_codec())
+
+
+def from_spec(spec: str = "embed") -> EmbedCompressor:
+    """`embed` or `embed?device=...&threads=...`; the options that would change outputs are refused."""
+    _, options = split_spec(spec)
+    given = [k for k in ("dtype", "max_new_tokens", "batch_size") if getattr(options, k) != getattr(ModelOptions(), k)]
+    if given:
+        raise ModelLoadError(f"compressor {spec!r}: option {given[0]} does not apply to embed (only device, threads)")
+    return EmbedCompressor(load_sentence_encoder(options=options))

@@ -14,6 +14,7 @@ budgets of one (source, goal) pays for one generation.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -21,7 +22,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from gacc_hf.models import SMOLLM2, CausalLM, load_causal_lm
+from gacc_hf.models import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.tokenizer import get_codec
 
@@ -42,6 +43,10 @@ PROMPTS: dict[str, dict[str, str | None]] = {
         "Does the candidate answer match a reference answer?",
     },
 }
+
+READER_MAX_NEW_TOKENS = 32
+READER_STOP = ("\n",)  # answers are one line: stop there instead of running to max_new_tokens
+_PROBE = "?"  # a second question, to find where the prompts of one memory start to differ
 
 _VERDICT = re.compile(r"^\W*(correct|incorrect)\b", re.IGNORECASE)
 
@@ -69,15 +74,17 @@ class _ChatMethod:
 
     role: str
 
-    def __init__(self, lm: CausalLM, name: str, batch_size: int, settings: dict[str, Any]) -> None:
+    def __init__(
+        self, lm: CausalLM, name: str, batch_size: int, settings: dict[str, Any], dtype: str = "float32"
+    ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.lm = lm
         self.name = name
         self.batch_size = batch_size  # execution only: not part of the revision
+        generation = {"do_sample": False, "dtype": dtype, **settings}
         blob = json.dumps(
-            {"model": lm.identity, "prompts": PROMPTS[self.role], "generation": {"do_sample": False, **settings}},
-            sort_keys=True,
+            {"model": lm.identity, "prompts": PROMPTS[self.role], "generation": generation}, sort_keys=True
         )
         self.revision = f"{self.role}-pipeline-v1@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
@@ -85,11 +92,14 @@ class _ChatMethod:
         """The token ids the pipeline feeds the model for one chat (template with the generation prompt)."""
         return self.lm.tokenizer.apply_chat_template(chat, add_generation_prompt=True, return_dict=True)["input_ids"]
 
-    def _generate(self, chats: Sequence[list[dict[str, str]]], limits: Sequence[int]) -> list[str]:
+    def _generate(
+        self, chats: Sequence[list[dict[str, str]]], limits: Sequence[int], stop: Sequence[str] = ()
+    ) -> list[str]:
         """Greedy continuations, one per chat, each cut to its first `limits[i]` generated tokens.
 
         The pipeline returns token ids; a row of a left-padded batch holds the prompt padded to the
-        batch's longest prompt, then the new tokens, so those are cut exactly and decoded here.
+        batch's longest prompt, then the new tokens, so those are cut exactly and decoded here. With
+        `stop`, a row ends at the first token that completes a stop string.
         """
         tokenizer = self.lm.tokenizer
         prompts: dict[str, tuple[list[dict[str, str]], int]] = {}
@@ -109,6 +119,7 @@ class _ChatMethod:
                 do_sample=False,
                 return_tensors=True,
                 pad_token_id=tokenizer.pad_token_id,
+                **({"stop_sequence": list(stop)} if stop else {}),
             )
             padded = max(lengths[k] for k in keys)
             for k, out in zip(keys, outs, strict=True):
@@ -132,8 +143,8 @@ class PipelineCompressor(_ChatMethod):
 
     role = "compressor"
 
-    def __init__(self, lm: CausalLM, name: str, batch_size: int = 8) -> None:
-        super().__init__(lm, name, batch_size, {"max_new_tokens": "ceil(L * model_tokens / cl100k_tokens)"})
+    def __init__(self, lm: CausalLM, name: str, batch_size: int = 8, dtype: str = "float32") -> None:
+        super().__init__(lm, name, batch_size, {"max_new_tokens": "ceil(L * model_tokens / cl100k_tokens)"}, dtype)
 
     def max_new_tokens(self, item: CompressorInput) -> int:
         """The model-token limit for one input: its cl100k budget in this model's tokens."""
@@ -149,21 +160,110 @@ class PipelineCompressor(_ChatMethod):
         return self._generate(chats, [self.max_new_tokens(i) for i in items])
 
 
+def common_prefix(rows: Sequence[Sequence[int]]) -> int:
+    """The length of the longest token-id prefix shared by every row.
+
+    >>> common_prefix([[1, 2, 3, 4], [1, 2, 5], [1, 2, 3]])
+    2
+    """
+    n = min(len(r) for r in rows)
+    for i in range(n):
+        if any(r[i] != rows[0][i] for r in rows):
+            return i
+    return n
+
+
 class PipelineReader(_ChatMethod):
-    """Answers one question from one memory; answers are short, so generation stops at `max_new_tokens`."""
+    """Answers one question from one memory; the answer ends at the first newline or end of turn.
+
+    With `prefix_cache` (the default) the items of a batch are grouped by memory: each distinct memory's
+    prompt prefix (system prompt, turn header and memory: everything before the question) is prefilled
+    once into a transformers `DynamicCache`, and every question of that memory is decoded greedily from
+    a copy of it, so the memory is encoded once instead of once per question. The last prefix is kept
+    across calls, so a memory split over two runner chunks is encoded once too. Answers are the same as
+    the plain path (one pipeline call per batch of prompts), which `prefix_cache=False` selects.
+    """
 
     role = "reader"
 
-    def __init__(self, lm: CausalLM, name: str, max_new_tokens: int = 12, batch_size: int = 16) -> None:
-        super().__init__(lm, name, batch_size, {"max_new_tokens": max_new_tokens})
+    def __init__(
+        self,
+        lm: CausalLM,
+        name: str,
+        max_new_tokens: int = READER_MAX_NEW_TOKENS,
+        batch_size: int = 1,
+        dtype: str = "float32",
+        prefix_cache: bool = True,
+    ) -> None:
+        settings = {"max_new_tokens": max_new_tokens, "stop": list(READER_STOP), "answer": "first line, stripped"}
+        super().__init__(lm, name, batch_size, settings, dtype)
         self.max_new_tokens = max_new_tokens
+        self.prefix_cache = prefix_cache  # execution only: same answers, so not in the revision
+        self._prefix: tuple[tuple[int, ...], Any] | None = None
 
     def __call__(self, item: ReaderInput) -> str:
         return self.batch([item])[0]
 
     def batch(self, items: Sequence[ReaderInput]) -> list[str]:
-        chats = [_chat("reader", memory=i.memory, question=i.question) for i in items]
-        return self._generate(chats, [self.max_new_tokens] * len(items))
+        if not self.prefix_cache:
+            chats = [_chat("reader", memory=i.memory, question=i.question) for i in items]
+            return [_first_line(a) for a in self._generate(chats, [self.max_new_tokens] * len(items), READER_STOP)]
+        by_memory: dict[str, dict[str, str]] = {}
+        for item in items:
+            by_memory.setdefault(item.memory, {})[item.question] = ""
+        for memory, answers in by_memory.items():
+            answers.update(self._read_memory(memory, list(answers)))
+        return [by_memory[i.memory][i.question] for i in items]
+
+    def _read_memory(self, memory: str, questions: list[str]) -> dict[str, str]:
+        """The answers to the questions of one memory, decoded from one prefilled prompt prefix."""
+        import torch
+
+        ids = [self._prompt_ids(_chat("reader", memory=memory, question=q)) for q in questions]
+        probe = self._prompt_ids(_chat("reader", memory=memory, question=_PROBE))  # differs right after the memory
+        shared = min(common_prefix([*ids, probe]), min(len(r) for r in ids) - 1)
+        prefix = tuple(ids[0][:shared])
+        if self._prefix is None or self._prefix[0] != prefix:
+            self._prefix = None  # free the old cache before building the new one
+            self._prefix = (prefix, self._prefill(prefix))
+        cache = self._prefix[1]
+        model, tokenizer = self.lm.model, self.lm.tokenizer
+        answers = {}
+        for question, row in zip(questions, ids, strict=True):
+            tensor = torch.tensor([row], device=model.device)
+            with torch.inference_mode():
+                out = model.generate(
+                    input_ids=tensor,
+                    attention_mask=torch.ones_like(tensor),
+                    cache=copy.deepcopy(cache) if cache is not None else None,
+                    max_new_tokens=self.max_new_tokens,
+                    do_sample=False,
+                    stop_strings=list(READER_STOP),
+                    tokenizer=tokenizer,
+                    pad_token_id=tokenizer.pad_token_id,
+                )
+            answers[question] = _first_line(tokenizer.decode(out[0, len(row) :], skip_special_tokens=True))
+        return answers
+
+    def _prefill(self, prefix: tuple[int, ...]) -> Any:
+        import torch
+        from transformers import DynamicCache
+
+        if not prefix:
+            return None
+        cache = DynamicCache(config=self.lm.model.config)
+        with torch.inference_mode():
+            self.lm.model(input_ids=torch.tensor([prefix], device=self.lm.model.device), cache=cache)
+        return cache
+
+
+def _first_line(text: str) -> str:
+    """The answer proper: the generated text up to its first line break, stripped.
+
+    >>> _first_line("  47 minutes.\nQuestion: next")
+    '47 minutes.'
+    """
+    return text.strip().split("\n", 1)[0].strip()
 
 
 class PipelineJudge(_ChatMethod):
@@ -175,8 +275,10 @@ class PipelineJudge(_ChatMethod):
 
     role = "judge"
 
-    def __init__(self, lm: CausalLM, name: str, max_new_tokens: int = 3, batch_size: int = 16) -> None:
-        super().__init__(lm, name, batch_size, {"max_new_tokens": max_new_tokens})
+    def __init__(
+        self, lm: CausalLM, name: str, max_new_tokens: int = 3, batch_size: int = 16, dtype: str = "float32"
+    ) -> None:
+        super().__init__(lm, name, batch_size, {"max_new_tokens": max_new_tokens}, dtype)
         self.max_new_tokens = max_new_tokens
 
     def __call__(self, item: JudgeInput) -> bool:
@@ -197,6 +299,20 @@ _CLASSES: dict[str, type[_ChatMethod]] = {
 
 
 def build(role: str, spec: str = SMOLLM2, **kwargs: Any) -> _ChatMethod:
-    """The pipeline method for `role` on model `spec` (`smollm2`, a folder or a Hub id), named for the registry."""
-    name = SMOLLM2 if spec == SMOLLM2 else f"hf:{spec}"
-    return _CLASSES[role](load_causal_lm(spec), name, **kwargs)
+    """The pipeline method for `role` on model `spec` (`smollm2`, a folder or a Hub id, with `?options`).
+
+    Options (`gacc_hf.models.ModelOptions`) are checked before the model is loaded. The method's name
+    is the model's name plus the options that change outputs (`smollm2?dtype=bfloat16`), never the
+    execution options, so cache keys stay the same on any device, thread count or batch size.
+    """
+    model, options = split_spec(spec)
+    if options.max_new_tokens is not None:
+        if role == "compressor":
+            raise ModelLoadError(
+                f"model {spec!r}: option max_new_tokens does not apply to the compressor (its limit follows the budget)"
+            )
+        kwargs.setdefault("max_new_tokens", options.max_new_tokens)
+    if options.batch_size is not None:
+        kwargs.setdefault("batch_size", options.batch_size)
+    name = (SMOLLM2 if model == SMOLLM2 else f"hf:{model}") + options.name_suffix()
+    return _CLASSES[role](load_causal_lm(model, options), name, dtype=options.dtype, **kwargs)
