@@ -133,7 +133,8 @@ def accuracy(variant: str, groups: int | None, max_new_tokens: int | None) -> No
         start = time.perf_counter()
         answers = call_many(reader, items)
         seconds = time.perf_counter() - start
-        correct = sum(contains_match(a, refs) for a, refs in zip(answers, gold, strict=True))
+        marks = [contains_match(a, refs) for a, refs in zip(answers, gold, strict=True)]
+        correct = sum(marks)
         print(
             f"{memory:<7} {correct:>4} / {len(items)} = {correct / len(items):.3f} contains"
             f"   ({seconds:.0f} s, load average {os.getloadavg()[0]:.2f})",
@@ -141,6 +142,7 @@ def accuracy(variant: str, groups: int | None, max_new_tokens: int | None) -> No
         )
         for item, answer, refs in list(zip(items, answers, gold, strict=True))[:6]:
             print(f"    {item.question!r} -> {answer!r}  (gold {refs[0]!r})")
+        print("    correct per question: " + "".join(str(int(m)) for m in marks))
 
 
 def main_job(cache_dir: str, output_dir: str) -> None:

@@ -1,7 +1,8 @@
 """Compressor, reader and judge that wrap a `transformers` text-generation pipeline of a chat model.
 
-The model is the embedded SmolLM2-135M-Instruct (`smollm2`), a local folder or a Hub id (`hf:<spec>`).
-Decoding is greedy; prompts are chat messages rendered by the model's own chat template, batched with
+The model is the embedded SmolLM2-135M-Instruct (`smollm2`), a local folder or a Hub id (`hf:<spec>`),
+with options after `?` (`gacc_hf.models.ModelOptions`: device, dtype, threads, max_new_tokens,
+batch_size). Decoding is greedy; prompts are chat messages rendered by the model's own chat template, batched with
 left padding. All prompt templates live in `PROMPTS`; each method's revision hashes its templates, its
 generation settings and the model's identity, so changing any of them never reuses stale cache entries.
 
@@ -9,7 +10,9 @@ Batches are sorted by prompt length before they are cut into pipeline batches, s
 to padding. An output is the model's greedy continuation cut to at most `limit` model tokens; items
 with the same prompt are generated once at the largest limit asked for and cut for the others (greedy
 decoding makes the shorter continuation a prefix of the longer one), so a compressor asked for two
-budgets of one (source, goal) pays for one generation.
+budgets of one (source, goal) pays for one generation. The reader reads differently: its prompt puts
+the memory before the question, and it prefills each memory once and decodes each question from that
+cache (`PipelineReader`), because on a CPU the prompt, not the short answer, is most of the work.
 """
 
 from __future__ import annotations
