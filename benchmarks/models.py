@@ -3,7 +3,8 @@
 1. Reader throughput (default): the SmolLM2 reader answers the same sample questions, several per
    memory (the whole source, or `oracle` memories), on the plain path (one prompt at a time; and in
    batches of 8) and on the prefix-cached path; questions/s side by side, the ratio, and whether the
-   answers are identical (greedy decoding must not depend on the path).
+   answers are identical (greedy decoding must not depend on the path). `--threads 1,2` then times the
+   prefix-cached path at each torch thread count.
 2. Reader accuracy (`--accuracy`): `contains` accuracy on the whole bundled sample (155 questions) when
    the reader reads (a) the whole source and (b) the oracle memory: the source sentences that hold a
    gold reference of the group's questions, in source order, cut to L = floor(0.1 N) by the protocol.
@@ -11,7 +12,7 @@
 3. Main job (`--main-job`): `gacc run` with its defaults, through `gacc_hf.cli.main`, on an empty cache,
    every method wrapped in a timer (same name and revision); prints wall / time inside model calls.
 
-    HF_HUB_OFFLINE=1 python benchmarks/models.py [--questions 24] [--memory full|oracle]
+    HF_HUB_OFFLINE=1 python benchmarks/models.py [--questions 24] [--memory full|oracle] [--batched] [--threads 1,2]
     HF_HUB_OFFLINE=1 python benchmarks/models.py --accuracy [--variant current] [--groups N]
     HF_HUB_OFFLINE=1 python benchmarks/models.py --main-job [--cache-dir DIR --output-dir DIR]
 """
@@ -120,6 +121,20 @@ def reader_throughput(n_questions: int, memory: str, batched: bool) -> None:
         print(f"{label:<16} {rate:>12.3f} {rate / rates[base]:>8.2f} {same!s:>16}")
 
 
+def thread_counts(n_questions: int, memory: str, counts: Sequence[int]) -> None:
+    """The prefix-cached reader's questions/s at each torch thread count, on the same questions."""
+    items = reading(memory)[0][:n_questions]
+    print(f"\nprefix-cached reader, {len(items)} questions (memory = {memory}), by torch threads")
+    print(f"{'threads':>7} {'questions/s':>12} {'load average':>13}")
+    for count in counts:
+        reader = resolve("reader", f"smollm2?threads={count}")
+        reader._prefix = None
+        start = time.perf_counter()
+        reader.batch(items)
+        rate = len(items) / (time.perf_counter() - start)
+        print(f"{count:>7} {rate:>12.3f} {os.getloadavg()[0]:>13.2f}", flush=True)
+
+
 def accuracy(variant: str, groups: int | None, max_new_tokens: int | None) -> None:
     from gacc_hf.methods import pipeline
 
@@ -174,6 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=24, help="questions for the throughput part (default 24)")
     parser.add_argument("--memory", choices=("full", "oracle"), default="full", help="what the reader reads")
     parser.add_argument("--batched", action="store_true", help="also time the plain path at batch size 8")
+    parser.add_argument("--threads", help="also time the cached reader at these torch thread counts, e.g. 1,2")
     parser.add_argument("--accuracy", action="store_true", help="full-context and oracle accuracy instead")
     parser.add_argument("--variant", choices=("current", *VARIANTS), default="current", help="reader prompt")
     parser.add_argument("--max-new-tokens", type=int, help="reader limit for --accuracy (default: the reader's)")
@@ -189,6 +205,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         tmp = tempfile.mkdtemp(prefix="gacc-models-bench-")
         main_job(args.cache_dir or os.path.join(tmp, "cache"), args.output_dir or os.path.join(tmp, "run"))
     reader_throughput(args.questions, args.memory, args.batched)
+    if args.threads:
+        thread_counts(args.questions, args.memory, [int(t) for t in args.threads.split(",")])
     return 0
 
 
