@@ -135,7 +135,7 @@ def thread_counts(n_questions: int, memory: str, counts: Sequence[int]) -> None:
         print(f"{count:>7} {rate:>12.3f} {os.getloadavg()[0]:>13.2f}", flush=True)
 
 
-def accuracy(variant: str, groups: int | None, max_new_tokens: int | None) -> None:
+def accuracy(variant: str, groups: int | None, max_new_tokens: int | None, cuts: Sequence[int]) -> None:
     from gacc_hf.methods import pipeline
 
     if variant != "current":
@@ -158,6 +158,11 @@ def accuracy(variant: str, groups: int | None, max_new_tokens: int | None) -> No
         for item, answer, refs in list(zip(items, answers, gold, strict=True))[:6]:
             print(f"    {item.question!r} -> {answer!r}  (gold {refs[0]!r})")
         print("    correct per question: " + "".join(str(int(m)) for m in marks))
+        tokenizer = reader.lm.tokenizer
+        for cut in cuts:  # what a lower limit would have scored: greedy answers at n tokens are prefixes
+            short = [tokenizer.decode(tokenizer(a, add_special_tokens=False)["input_ids"][:cut]) for a in answers]
+            hits = sum(contains_match(a, refs) for a, refs in zip(short, gold, strict=True))
+            print(f"    answers re-cut to {cut} tokens: {hits} / {len(items)} = {hits / len(items):.3f}")
 
 
 def main_job(cache_dir: str, output_dir: str) -> None:
@@ -193,13 +198,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--accuracy", action="store_true", help="full-context and oracle accuracy instead")
     parser.add_argument("--variant", choices=("current", *VARIANTS), default="current", help="reader prompt")
     parser.add_argument("--max-new-tokens", type=int, help="reader limit for --accuracy (default: the reader's)")
+    parser.add_argument("--cuts", default="12,16,24", help="also score the answers cut to these token counts")
     parser.add_argument("--groups", type=int, help="first N goal groups only for --accuracy (default: all 35)")
     parser.add_argument("--main-job", action="store_true", help="also run and time `gacc run` on an empty cache")
     parser.add_argument("--cache-dir", help="cache for the main job (default: a new temporary folder)")
     parser.add_argument("--output-dir", help="results folder of the main job (default: a new temporary folder)")
     args = parser.parse_args(argv)
     if args.accuracy:
-        accuracy(args.variant, args.groups, args.max_new_tokens)
+        accuracy(args.variant, args.groups, args.max_new_tokens, [int(c) for c in args.cuts.split(",") if c])
         return 0
     if args.main_job:  # first, so that its model loading is measured
         tmp = tempfile.mkdtemp(prefix="gacc-models-bench-")
