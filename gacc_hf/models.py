@@ -43,7 +43,6 @@ _HUB_FILES = ["*.json", "*.safetensors", "*.jinja", "*.model", "*.txt"]
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 DTYPES = ("float32", "bfloat16", "float16")
-DEFAULT_THREADS = 1  # see ModelOptions.threads
 
 _CAUSAL: dict[tuple[Path, str, str], CausalLM] = {}
 _ENCODERS: dict[tuple[Path, str], SentenceEncoder] = {}
@@ -63,13 +62,12 @@ class ModelOptions:
     the CPU would compute at batch 1 (greedy decoding; batched and prefix-cached reading are tested equal
     to one-at-a-time reading), so changing them reuses the cache instead of paying for every call again.
 
-    `threads` defaults to 1: on a shared 2-core machine 2 torch threads ran slower than 1 (BENCHMARKS.md);
-    on a dedicated many-core machine raise it, or run one process per core (`--num-processes`).
+    `threads` defaults to `default_threads()`: this process's share of the machine's cores.
     """
 
     device: str = "auto"
     dtype: str = "float32"
-    threads: int = DEFAULT_THREADS
+    threads: int | None = None  # None: default_threads()
     max_new_tokens: int | None = None  # None: the method's own default
     batch_size: int | None = None
 
@@ -149,12 +147,24 @@ def torch_device(device: str, spec: str = "") -> str:
     return f"cuda:{index}"
 
 
-def apply_threads(threads: int) -> None:
+def default_threads() -> int:
+    """The cores this process may use divided by the local processes (`LOCAL_WORLD_SIZE`), at least 1.
+
+    One process gets every core: on the shared 2-core machine 2 threads read 1.24x faster than 1 with
+    idle threads sleeping (BENCHMARKS.md); `accelerate launch` on N processes gives each its share, so
+    the processes do not fight over the cores.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1"))))
+
+
+def apply_threads(threads: int | None) -> None:
     """Set torch's intra-op threads (a process-wide setting: the last model built decides)."""
     import torch
 
-    if torch.get_num_threads() != threads:
-        torch.set_num_threads(threads)
+    wanted = threads or default_threads()
+    if torch.get_num_threads() != wanted:
+        torch.set_num_threads(wanted)
 
 
 def model_cache_dir() -> Path:

@@ -1,4 +1,5 @@
 import hashlib
+import os
 import re
 import subprocess
 import sys
@@ -182,8 +183,19 @@ def test_options_reach_the_loaded_model(tmp_path):
     assert isinstance(reader(ReaderInput("The node was ledger-pg-02.", "Which node?")), str)
     default = resolve("reader", f"hf:{folder}")
     assert default.lm is not reader.lm and default.lm.model.dtype == torch.float32  # one model per dtype
-    assert torch.get_num_threads() == models.DEFAULT_THREADS
+    assert torch.get_num_threads() == models.default_threads()
     assert resolve("judge", f"hf:{folder}?threads=1").lm is default.lm  # execution options share the model
+
+
+def test_default_threads_share_the_cores_among_local_processes(monkeypatch):
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    assert models.default_threads() == cores
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(cores * 2))
+    assert models.default_threads() == 1
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(8)))
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
+    assert models.default_threads() == 2
 
 
 def test_options_that_do_not_apply_are_refused():
