@@ -30,9 +30,9 @@ from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from gacc_hf import ReaderInput, fit_to_budget, get_codec, token_budget
-from gacc_hf.data import load_sample
-from gacc_hf.methods.embed import split_sentences
+from gacc_hf import ReaderInput, get_codec, token_budget
+from gacc_hf.data import Question, load_sample
+from gacc_hf.evidence import oracle_memory
 from gacc_hf.methods.judges import contains_match
 from gacc_hf.protocol import call_many, method_name, revision_of
 from gacc_hf.registry import resolve
@@ -77,12 +77,12 @@ class Timed:
         return self._timed(lambda xs: call_many(self.fn, xs), items)
 
 
-def oracle_memory(row: dict[str, Any], ratio: float = 0.1) -> str:
-    """The source sentences holding a gold reference of the group's questions, in source order, cut to L."""
-    references = [ref for gold in row["gold"] for ref in gold["references"]]
-    kept = [s for s in split_sentences(row["context"]) if contains_match(s, references)]
+def oracle(row: dict[str, Any], ratio: float = 0.1) -> str:
+    """The run's `oracle` memory of one group: its gold-holding source sentences, in order, cut to L."""
+    gold = {g["question_id"]: tuple(g["references"]) for g in row["gold"]}
+    questions = [Question(q["question_id"], q["question"], gold[q["question_id"]]) for q in row["questions"]]
     budget = token_budget(len(get_codec().encode(row["context"])), ratio)
-    return fit_to_budget("\n".join(kept), budget).text
+    return oracle_memory(row["context"], questions, budget).text
 
 
 def reading(memory: str, groups: int | None = None) -> tuple[list[ReaderInput], list[tuple[str, ...]]]:
@@ -90,7 +90,7 @@ def reading(memory: str, groups: int | None = None) -> tuple[list[ReaderInput], 
     rows = list(load_sample("judge"))[:groups]
     items, gold = [], []
     for row in rows:
-        text = row["context"] if memory == "full" else oracle_memory(row)
+        text = row["context"] if memory == "full" else oracle(row)
         refs = {g["question_id"]: tuple(g["references"]) for g in row["gold"]}
         for q in row["questions"]:
             items.append(ReaderInput(text, q["question"]))
