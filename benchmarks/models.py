@@ -1,9 +1,10 @@
 """The local reader's speed and accuracy, and the harness overhead of the main job.
 
 1. Reader throughput (default): the SmolLM2 reader answers the same sample questions, several per
-   memory (the whole source, or `oracle` memories), on the plain path (one prompt at a time; and in
-   batches of 8) and on the prefix-cached path; questions/s side by side, the ratio, and whether the
-   answers are identical (greedy decoding must not depend on the path). `--threads 1,2` then times the
+   memory (the whole source, or `oracle` memories), on the plain path (one prompt at a time), on the
+   prefix-cached path, and with `--batched` also the plain path in batches of 8 and the reader's default
+   (prefix-cached from `cache_min_tokens`, else batched); questions/s side by side, the ratio, and whether
+   the answers are identical (greedy decoding must not depend on the path). `--threads 1,2` then times the
    prefix-cached path at each torch thread count.
 2. Reader accuracy (`--accuracy`): `contains` accuracy on the whole bundled sample (155 questions) when
    the reader reads (a) the whole source and (b) the oracle memory: the source sentences that hold a
@@ -101,12 +102,14 @@ def reading(memory: str, groups: int | None = None) -> tuple[list[ReaderInput], 
 def reader_throughput(n_questions: int, memory: str, batched: bool) -> None:
     items = reading(memory)[0][:n_questions]
     reader = resolve("reader", "smollm2")
-    paths = [("plain, batch 1", False, 1), ("prefix-cached", True, 1)]
+    default = (reader.prefix_cache, reader.batch_size, reader.cache_min_tokens)
+    paths = [("plain, batch 1", False, 1, 0), ("prefix-cached", True, 1, 0)]
     if batched:
-        paths.insert(1, ("plain, batch 8", False, 8))
+        paths[1:1] = [("plain, batch 8", False, 8, 0)]
+        paths.append((f"default ({default[2]}+)", *default))  # cached from cache_min_tokens, else batched
     answers, rates = {}, {}
-    for label, cached, size in paths:
-        reader.prefix_cache, reader.batch_size = cached, size  # execution settings: same revision, same model
+    for label, cached, size, least in paths:  # execution settings: same revision, same model
+        reader.prefix_cache, reader.batch_size, reader.cache_min_tokens = cached, size, least
         reader._prefix = None  # no cache carried over from the previous path
         start = time.perf_counter()
         answers[label] = reader.batch(items)
@@ -114,11 +117,11 @@ def reader_throughput(n_questions: int, memory: str, batched: bool) -> None:
     memories = len({i.memory for i in items})
     print(f"reader {reader.name} (max_new_tokens {reader.max_new_tokens}), {len(items)} sample questions over")
     print(f"{memories} memories (memory = {memory}); load average {os.getloadavg()[0]:.2f}")
-    print(f"{'path':<16} {'questions/s':>12} {'x plain':>8} {'answers = plain':>16}")
+    print(f"{'path':<18} {'questions/s':>12} {'x plain':>8} {'answers = plain':>16}")
     base = paths[0][0]
     for label, rate in rates.items():
         same = answers[label] == answers[base]
-        print(f"{label:<16} {rate:>12.3f} {rate / rates[base]:>8.2f} {same!s:>16}")
+        print(f"{label:<18} {rate:>12.3f} {rate / rates[base]:>8.2f} {same!s:>16}")
 
 
 def thread_counts(n_questions: int, memory: str, counts: Sequence[int]) -> None:
@@ -128,7 +131,7 @@ def thread_counts(n_questions: int, memory: str, counts: Sequence[int]) -> None:
     print(f"{'threads':>7} {'questions/s':>12} {'load average':>13}")
     for count in counts:
         reader = resolve("reader", f"smollm2?threads={count}")
-        reader._prefix = None
+        reader.cache_min_tokens = 0
         start = time.perf_counter()
         reader.batch(items)
         rate = len(items) / (time.perf_counter() - start)

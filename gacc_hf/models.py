@@ -298,14 +298,11 @@ class CausalLM:
     ref: ModelRef
     pipeline: Any  # transformers TextGenerationPipeline
     tokenizer: Any
+    model: Any  # the pipeline's model, for generation outside the pipeline (prefix-cached reading)
 
     @property
     def identity(self) -> str:
         return self.ref.identity
-
-    @property
-    def model(self) -> Any:
-        return self.pipeline.model
 
 
 def load_causal_lm(spec: str, options: ModelOptions | None = None) -> CausalLM:
@@ -336,7 +333,7 @@ def load_causal_lm(spec: str, options: ModelOptions | None = None) -> CausalLM:
     model = AutoModelForCausalLM.from_pretrained(ref.path, dtype=getattr(torch, options.dtype)).to(device)
     model.eval()
     pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, device=torch.device(device))
-    _CAUSAL[key] = CausalLM(ref, pipe, tokenizer)
+    _CAUSAL[key] = CausalLM(ref, pipe, tokenizer, model)
     return _CAUSAL[key]
 
 

@@ -66,6 +66,7 @@ def test_revision_binds_model_prompts_and_generation_settings(tiny, tiny_other_s
     assert build("reader", str(tiny)).revision == base.revision
     assert build("reader", str(tiny), batch_size=3).revision == base.revision  # execution settings only
     assert build("reader", str(tiny), prefix_cache=False).revision == base.revision
+    assert build("reader", str(tiny), cache_min_tokens=0).revision == base.revision
     assert build("reader", f"{tiny}?threads=2&device=cpu&batch_size=4").revision == base.revision
     assert build("reader", f"{tiny}?dtype=bfloat16").revision != base.revision
     assert build("reader", str(tiny_other_seed)).revision != base.revision
@@ -88,14 +89,28 @@ def test_prefix_cached_reading_equals_the_plain_path(tiny):
     items = reader_items()
     items = items[::2] + items[1::2] + items[:2]  # memories not adjacent, and repeated items
     plain = build("reader", str(tiny), max_new_tokens=8, prefix_cache=False).batch(items)
-    cached = build("reader", str(tiny), max_new_tokens=8)
+    cached = build("reader", str(tiny), max_new_tokens=8, cache_min_tokens=0)
     assert cached.prefix_cache and cached.batch(items) == plain
     assert [cached(item) for item in items] == plain
     assert len(set(plain)) > 2  # the answers differ between memories: the cache is not shared by mistake
+    assert build("reader", str(tiny), max_new_tokens=8, cache_min_tokens=30).batch(items) == plain  # mixed
+
+
+def test_only_memories_of_cache_min_tokens_are_prefix_cached(tiny, monkeypatch):
+    reader = build("reader", str(tiny), max_new_tokens=4)
+    lengths = [len(reader._prompt_ids(pipeline._chat("reader", memory=m, question="?"))) for m in MEMORIES[1:]]
+    reader.cache_min_tokens = (lengths[0] + lengths[1]) // 2  # the short memory below it, the long one above
+    prefills, prompts = [], []
+    original_prefill, original_pipe = reader._prefill, reader.lm.pipeline
+    monkeypatch.setattr(reader, "_prefill", lambda prefix: prefills.append(prefix) or original_prefill(prefix))
+    monkeypatch.setattr(reader.lm, "pipeline", lambda chats, **kw: prompts.extend(chats) or original_pipe(chats, **kw))
+    reader.batch([ReaderInput(m, q) for m in MEMORIES[1:] for q in QUESTIONS])
+    assert len(prefills) == 1 and MEMORIES[2] in reader.lm.tokenizer.decode(prefills[0])
+    assert [c[-1]["content"] for c in prompts] == [f"{MEMORIES[1]}\n\nQuestion: {q}" for q in QUESTIONS]
 
 
 def test_each_distinct_memory_is_prefilled_once(tiny, monkeypatch):
-    reader = build("reader", str(tiny), max_new_tokens=4)
+    reader = build("reader", str(tiny), max_new_tokens=4, cache_min_tokens=0)
     prefills = []
     original = reader._prefill
     monkeypatch.setattr(reader, "_prefill", lambda prefix: prefills.append(prefix) or original(prefix))
@@ -121,7 +136,7 @@ def test_the_answer_ends_at_the_stop_string(tiny, monkeypatch):
     stop = words[1]
     monkeypatch.setattr(pipeline, "READER_STOP", (stop,))
     for cached in (True, False):
-        answer = build("reader", str(tiny), max_new_tokens=12, prefix_cache=cached)(item)
+        answer = build("reader", str(tiny), max_new_tokens=12, prefix_cache=cached, cache_min_tokens=0)(item)
         assert full.startswith(answer) and stop in answer and len(answer) < len(full)
 
 
