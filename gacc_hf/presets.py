@@ -38,13 +38,23 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     "main": Preset(
-        description="the main job: the bundled sample, rule, embedding and SmolLM2 compressors, SmolLM2 reader",
+        description="the main job: the bundled sample, truncate vs embed at ratio 0.2 under own/none, with the "
+        "full-context and oracle ceilings; SmolLM2 reader, contains judge",
         data="sample",
-        compressors=("truncate", "embed", "smollm2"),
+        compressors=("truncate", "embed"),
         reader="smollm2",
         judge="contains",
-        conditions=("own", "none", "cross"),
-        ratios=(0.05, 0.1),
+        conditions=("own", "none", "full", "oracle"),
+        ratios=(0.2,),
+    ),
+    "baselines": Preset(
+        description="every compressor that needs no server on the sample at the main job's settings (hours)",
+        data="sample",
+        compressors=("truncate", "goal-lines", "bm25", "embed", "llmlingua", "longllmlingua", "smollm2"),
+        reader="smollm2",
+        judge="contains",
+        conditions=("own", "none", "full", "oracle"),
+        ratios=(0.2,),
     ),
     "rules": Preset(
         description="rule methods only, on generated data: seconds, no model",

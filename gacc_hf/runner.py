@@ -17,7 +17,7 @@ from typing import Any
 from gacc_hf.benchmark_result import BenchmarkResult
 from gacc_hf.budget import PROTOCOL_VERSION, RatioLike, exact_ratio
 from gacc_hf.cache import Cache
-from gacc_hf.conditions import DEFAULT_CONDITIONS, GoalAssigner, check_conditions
+from gacc_hf.conditions import GoalAssigner, check_conditions
 from gacc_hf.data import Group, validate
 from gacc_hf.executor import Executor, MethodError, OnError, resolve_method
 from gacc_hf.fingerprint import fingerprint
@@ -25,6 +25,7 @@ from gacc_hf.integrity import budget_violations, count_errors, find_exposures
 from gacc_hf.loading import load_any, spec_kind
 from gacc_hf.memories import compute_memories, fill_ledger
 from gacc_hf.planning import plan_memories
+from gacc_hf.presets import DEFAULTS, RUN_DEFAULTS
 from gacc_hf.reading import read_and_judge
 from gacc_hf.run_config import check_limit, limited_count
 from gacc_hf.scoring import score_answers
@@ -77,17 +78,17 @@ def _now() -> str:
 
 def run_benchmark(
     dataset: Any,
-    compressor: Any = "goal-lines",
-    reader: Any = "fields",
-    judge: Any = "exact",
-    ratios: RatioLike | Sequence[RatioLike] = (0.1, 0.2),
-    conditions: Sequence[str] = DEFAULT_CONDITIONS,
+    compressor: Any = DEFAULTS.compressors,
+    reader: Any = DEFAULTS.reader,
+    judge: Any = DEFAULTS.judge,
+    ratios: RatioLike | Sequence[RatioLike] = DEFAULTS.ratios,
+    conditions: Sequence[str] = DEFAULTS.conditions,
     cache_dir: str | None = None,
-    seed: int = 0,
+    seed: int = RUN_DEFAULTS["seed"],
     *,
-    n_bootstrap: int = 1000,
-    batch_size: int = 32,
-    on_error: OnError = "raise",
+    n_bootstrap: int = RUN_DEFAULTS["n_bootstrap"],
+    batch_size: int = RUN_DEFAULTS["batch_size"],
+    on_error: OnError = RUN_DEFAULTS["on_error"],
     progress: bool = True,
     shard: Callable[[list[Group]], list[Group]] | None = None,
     data_spec: str | None = None,
@@ -95,6 +96,9 @@ def run_benchmark(
     limit: int | float | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
+
+    The defaults are the main preset's (`gacc_hf.presets`), so `run_benchmark(ds)` is the experiment
+    `gacc run` runs; no cache unless `cache_dir` is given.
 
     `compressor` may be one method or a list; each method is a callable or a registered name.
     `ratios` may be one number. Validation of the data, ratios, conditions and methods happens before any

@@ -270,7 +270,10 @@ def test_one_cache_per_machine_then_merged(tmp_path):
     from gacc_hf.synthetic import synthetic_rows
 
     rows = synthetic_rows(seed=3, contexts=4, goals_per_context=2, questions_per_goal=2)
-    kwargs = dict(compressor="goal-lines", reader="fields", judge="exact", ratios=[0.3], n_bootstrap=0, progress=False)
+    kwargs = dict(
+        compressor="goal-lines", reader="fields", judge="exact", ratios=[0.3], conditions=["own", "none", "cross"]
+    )
+    kwargs |= dict(n_bootstrap=0, progress=False)
     single = run_benchmark(rows, cache_dir=str(tmp_path / "single"), **kwargs)
     shards = [ContextShard(Topology(rank, 2, 0)) for rank in range(2)]
     parts = [run_benchmark(rows, cache_dir=str(tmp_path / f"m{r}"), shard=s, **kwargs) for r, s in enumerate(shards)]

@@ -204,7 +204,16 @@ def test_run_benchmark_on_a_bad_file_raises_and_writes_nothing(case, tmp_path, h
     change, expected, _ = BAD_CASES[case]
     path = write_jsonl(tmp_path / "bad.jsonl", mutated(change))
     with pytest.raises(DataValidationError) as info:
-        run_benchmark(str(path), cache_dir=str(tmp_path / "cache"), progress=False)
+        run_benchmark(
+            str(path),
+            cache_dir=str(tmp_path / "cache"),
+            progress=False,
+            compressor="goal-lines",
+            reader="fields",
+            judge="exact",
+            ratios=(0.1, 0.2),
+            conditions=("own", "none", "cross"),
+        )
     assert {(p.row, p.field) for p in info.value.problems} == expected
     assert not (tmp_path / "cache").exists()
     assert not hf_cache.exists()
@@ -338,7 +347,15 @@ def test_through_the_runner_gold_reaches_only_the_judge():
 
 def test_the_public_view_gets_one_message_naming_the_judge_view():
     with pytest.raises(DataValidationError) as info:
-        run_benchmark(load_sample("public"), progress=False)
+        run_benchmark(
+            load_sample("public"),
+            progress=False,
+            compressor="goal-lines",
+            reader="fields",
+            judge="exact",
+            ratios=(0.1, 0.2),
+            conditions=("own", "none", "cross"),
+        )
     (problem,) = info.value.problems  # one, not one per row (the sample has 35)
     assert problem.field == "gold" and "public view" in problem.message
     assert "load_dataset(repo, 'judge')" in problem.message and "load_sample('judge')" in problem.message

@@ -49,7 +49,14 @@ def test_evidence_recall_per_cell_equals_a_hand_count():
         return FIRST
 
     result = run_benchmark(
-        ROWS, compressor=first_sentence, ratios=[1.0], conditions=["own", "full"], progress=False, n_bootstrap=0
+        ROWS,
+        compressor=first_sentence,
+        ratios=[1.0],
+        conditions=["own", "full"],
+        progress=False,
+        n_bootstrap=0,
+        reader="fields",
+        judge="exact",
     )
     cells = {s["condition"]: s for s in result.scores}
     # own: goal a keeps q0 only (1 of 3), goal b keeps nothing (0 of 1): 1/4 questions, no goal complete

@@ -40,7 +40,15 @@ def test_independent_budget_is_exact_for_rationals(n, ratio, expected):
 
 
 def test_ratio_one_third_gives_no_count_error(cache_dir):
-    result = run_benchmark(synthetic(seed=0, contexts=3), ratios=[Fraction(1, 3), Fraction(1, 7)], progress=False)
+    result = run_benchmark(
+        synthetic(seed=0, contexts=3),
+        ratios=[Fraction(1, 3), Fraction(1, 7)],
+        progress=False,
+        compressor="goal-lines",
+        reader="fields",
+        judge="exact",
+        conditions=("own", "none", "cross"),
+    )
     assert result.integrity["count_errors"] == 0
 
 
@@ -82,7 +90,14 @@ def _cheater(rows):
 def test_a_cheating_compressor_is_caught_and_its_rows_listed():
     rows = SAMPLE.select(range(3)).to_list()
     result = run_benchmark(
-        rows, compressor=_cheater(rows), ratios=[1.0], conditions=["own"], progress=False, n_bootstrap=0
+        rows,
+        compressor=_cheater(rows),
+        ratios=[1.0],
+        conditions=["own"],
+        progress=False,
+        n_bootstrap=0,
+        reader="fields",
+        judge="exact",
     )
     assert result.integrity["exposures"] > 0
     assert result.integrity["exposures"] == len(result.exposures)
@@ -100,7 +115,15 @@ def test_questions_of_a_sibling_goal_count_too():
     def writes_sibling(item):
         return item.context[:200] + " " + sibling
 
-    result = run_benchmark(rows[:2], compressor=writes_sibling, ratios=[1.0], conditions=["own"], progress=False)
+    result = run_benchmark(
+        rows[:2],
+        compressor=writes_sibling,
+        ratios=[1.0],
+        conditions=["own"],
+        progress=False,
+        reader="fields",
+        judge="exact",
+    )
     leaked = [e for e in result.exposures if e["text"] == sibling]
     assert {e["goal_id"] for e in leaked} == {rows[0]["goal_id"], rows[1]["goal_id"]}
 
@@ -126,13 +149,17 @@ def test_a_reference_absent_from_the_source_counts_only_when_long_and_novel():
     def paraphrase(item):
         return " ".join(short + assembled)
 
-    quiet = run_benchmark([row], compressor=paraphrase, ratios=[1.0], conditions=["own"], progress=False)
+    quiet = run_benchmark(
+        [row], compressor=paraphrase, ratios=[1.0], conditions=["own"], progress=False, reader="fields", judge="exact"
+    )
     assert quiet.integrity["exposures"] == 0
 
     def leak(item):
         return novel[0]
 
-    loud = run_benchmark([row], compressor=leak, ratios=[1.0], conditions=["own"], progress=False)
+    loud = run_benchmark(
+        [row], compressor=leak, ratios=[1.0], conditions=["own"], progress=False, reader="fields", judge="exact"
+    )
     assert [(e["kind"], e["text"]) for e in loud.exposures] == [("reference", novel[0])]
 
 
@@ -152,6 +179,6 @@ def test_built_in_rule_compressors_expose_nothing(compressor):
     for data in (SAMPLE, synthetic(seed=0, contexts=20)):
         result = run_benchmark(
             data, compressor=compressor, ratios=[0.1, 0.5, 1.0], conditions=["own", "none", "cross", "oracle", "full"],
-            progress=False, n_bootstrap=0,
+            progress=False, n_bootstrap=0, reader="fields", judge="exact"
         )  # fmt: skip
         assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}

@@ -57,7 +57,16 @@ def test_every_local_spec_gives_the_same_rows_in_both_views(tmp_path):
 def test_a_path_object_works_and_the_runner_takes_a_spec(tmp_path):
     path = write_jsonl(tmp_path / "data.jsonl", sample_rows()[:4])
     assert len(load_any(Path(path))) == 4
-    result = run_benchmark(path, ratios=(0.5,), conditions=("own",), n_bootstrap=0, progress=False)
+    result = run_benchmark(
+        path,
+        ratios=(0.5,),
+        conditions=("own",),
+        n_bootstrap=0,
+        progress=False,
+        compressor="goal-lines",
+        reader="fields",
+        judge="exact",
+    )
     assert result.config["n_groups"] == 4
     assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
 
@@ -123,7 +132,15 @@ def test_hub_repo_id_offline_fails_with_a_clear_message(monkeypatch):
     with pytest.raises(OfflineError, match="cannot load the Hub dataset 'someone/gacc-bench': HF_HUB_OFFLINE is set"):
         load_any("someone/gacc-bench")
     with pytest.raises(OfflineError):
-        run_benchmark("someone/gacc-bench", progress=False)
+        run_benchmark(
+            "someone/gacc-bench",
+            progress=False,
+            compressor="goal-lines",
+            reader="fields",
+            judge="exact",
+            ratios=(0.1, 0.2),
+            conditions=("own", "none", "cross"),
+        )
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,13 @@ def test_bad_model_fails_when_the_method_is_named_before_any_work(tmp_path):
     from gacc_hf.synthetic import synthetic
 
     with pytest.raises(ModelLoadError, match="does not exist"):
-        run_benchmark(synthetic(contexts=1), reader=f"hf:{tmp_path / 'missing'}", cache_dir=str(tmp_path / "c"))
+        run_benchmark(
+            synthetic(contexts=1),
+            compressor="truncate",
+            judge="exact",
+            reader=f"hf:{tmp_path / 'missing'}",
+            cache_dir=str(tmp_path / "c"),
+        )
     assert not (tmp_path / "c").exists()
 
 

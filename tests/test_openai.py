@@ -122,7 +122,8 @@ def test_retries_run_out_into_the_on_error_policy(flaky_server, cache_dir):
     rows = synthetic_rows(seed=1, contexts=2, goals_per_context=1, questions_per_goal=2)
     _Flaky.fail, _Flaky.status, _Flaky.seen = 10**6, 503, 0
     spec = f"openai:echo@{flaky_server}?retries=1&backoff=0.01&concurrency=4"
-    kwargs = dict(ratios=[0.5], conditions=["own"], cache_dir=cache_dir, progress=False)
+    kwargs = dict(compressor="goal-lines", judge="exact", ratios=[0.5], conditions=["own"], cache_dir=cache_dir)
+    kwargs["progress"] = False
     result = run_benchmark(rows, reader=spec, on_error="record", **kwargs)
     assert result.scores[0]["n_errors"] == 4 and len(result.errors) == 4
     assert all("failed after 2 attempts: HTTP 503" in e["error"] for e in result.errors)

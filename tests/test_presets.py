@@ -20,11 +20,11 @@ def test_the_main_job_is_what_the_project_defines():
     assert DEFAULTS is main_job
     assert (main_job.data, main_job.compressors, main_job.reader, main_job.judge) == (
         "sample",
-        ("truncate", "embed", "smollm2"),
+        ("truncate", "embed"),
         "smollm2",
         "contains",
     )
-    assert main_job.conditions == ("own", "none", "cross") and main_job.ratios == (0.05, 0.1)
+    assert main_job.conditions == ("own", "none", "full", "oracle") and main_job.ratios == (0.2,)
     rules = PRESETS["rules"]
     assert set(rules.compressors) == {"truncate", "goal-lines"} and (rules.reader, rules.judge) == ("fields", "exact")
 
@@ -54,7 +54,6 @@ def test_the_preset_methods_are_run_benchmark_keywords():
     assert set(PRESETS["rules"].methods()) <= set(inspect.signature(run_benchmark).parameters)
 
 
-@pytest.mark.xfail(strict=True, reason="run_benchmark's defaults are taken from gacc_hf.presets in the runner")
 def test_run_benchmark_defaults_are_the_main_preset():
     params = inspect.signature(run_benchmark).parameters
     methods = DEFAULTS.methods()

@@ -183,6 +183,8 @@ def test_memory_computed_once_across_conditions(cache_dir):
         conditions=["own", "none", "cross"],
         cache_dir=cache_dir,
         progress=False,
+        reader="fields",
+        judge="exact",
     )
     # own: 4 goals; none: 2 contexts (shared by their goals); cross reuses the sibling goal's own memory
     assert result.calls["compressor"] == (4 + 2) * 2 == len(picker.inputs)
@@ -192,7 +194,14 @@ def test_memory_computed_once_across_conditions(cache_dir):
 
 def _rerun_calls(rows, cache_dir, compressor, ratios=(0.2,)):
     result = run_benchmark(
-        rows, compressor=compressor, ratios=list(ratios), conditions=["own"], cache_dir=cache_dir, progress=False
+        rows,
+        compressor=compressor,
+        ratios=list(ratios),
+        conditions=["own"],
+        cache_dir=cache_dir,
+        progress=False,
+        reader="fields",
+        judge="exact",
     )
     return result.calls["compressor"]
 
@@ -221,7 +230,14 @@ def test_zero_budget_calls_nothing_and_full_condition_is_the_source(cache_dir):
     rows = diagnostic_rows()
     picker = GoalLinePicker()
     result = run_benchmark(
-        rows, compressor=picker, ratios=[0.0], conditions=["own", "full"], cache_dir=cache_dir, progress=False
+        rows,
+        compressor=picker,
+        ratios=[0.0],
+        conditions=["own", "full"],
+        cache_dir=cache_dir,
+        progress=False,
+        reader="fields",
+        judge="exact",
     )
     assert picker.inputs == [] and result.calls["compressor"] == 0
     own = [m for m in result.memories if m["condition"] == "own"]
@@ -248,6 +264,8 @@ def test_batch_is_used_when_offered(cache_dir):
         cache_dir=cache_dir,
         batch_size=2,
         progress=False,
+        reader="fields",
+        judge="exact",
     )
     assert Batched.batches == 2 and len(comp.inputs) == 4
 
@@ -272,7 +290,16 @@ def test_bad_input_names_row_and_field_before_any_call(mutate, where, cache_dir)
     mutate(rows)
     picker = GoalLinePicker()
     with pytest.raises(DataValidationError) as err:
-        run_benchmark(rows, compressor=picker, ratios=[0.2], cache_dir=cache_dir, progress=False)
+        run_benchmark(
+            rows,
+            compressor=picker,
+            ratios=[0.2],
+            cache_dir=cache_dir,
+            progress=False,
+            reader="fields",
+            judge="exact",
+            conditions=("own", "none", "cross"),
+        )
     assert where in str(err.value)
     assert picker.inputs == []
 
@@ -281,13 +308,30 @@ def test_bad_input_names_row_and_field_before_any_call(mutate, where, cache_dir)
 def test_bad_ratio_fails_before_any_call(ratio, cache_dir):
     picker = GoalLinePicker()
     with pytest.raises(ValueError, match="ratio"):
-        run_benchmark(diagnostic_rows(), compressor=picker, ratios=[0.2, ratio], cache_dir=cache_dir, progress=False)
+        run_benchmark(
+            diagnostic_rows(),
+            compressor=picker,
+            ratios=[0.2, ratio],
+            cache_dir=cache_dir,
+            progress=False,
+            reader="fields",
+            judge="exact",
+            conditions=("own", "none", "cross"),
+        )
     assert picker.inputs == []
 
 
 def test_unknown_method_lists_known_ones():
     with pytest.raises(ValueError, match=r"known compressors: .*goal-lines"):
-        run_benchmark(diagnostic_rows(), compressor="nope", progress=False)
+        run_benchmark(
+            diagnostic_rows(),
+            compressor="nope",
+            progress=False,
+            reader="fields",
+            judge="exact",
+            ratios=(0.1, 0.2),
+            conditions=("own", "none", "cross"),
+        )
 
 
 class Flaky:
@@ -314,10 +358,27 @@ def test_failure_names_the_group_and_keeps_finished_work(wrong_type, cache_dir):
     comp = Flaky("price", wrong_type)
     with pytest.raises(MethodError, match=r"goal_id='b/money'.*(backend exploded|returned int)"):
         run_benchmark(
-            rows, compressor=comp, ratios=[0.2], conditions=["own"], cache_dir=cache_dir, batch_size=1, progress=False
+            rows,
+            compressor=comp,
+            ratios=[0.2],
+            conditions=["own"],
+            cache_dir=cache_dir,
+            batch_size=1,
+            progress=False,
+            reader="fields",
+            judge="exact",
         )
     comp.healed, comp.calls = True, 0
-    result = run_benchmark(rows, compressor=comp, ratios=[0.2], conditions=["own"], cache_dir=cache_dir, progress=False)
+    result = run_benchmark(
+        rows,
+        compressor=comp,
+        ratios=[0.2],
+        conditions=["own"],
+        cache_dir=cache_dir,
+        progress=False,
+        reader="fields",
+        judge="exact",
+    )
     assert comp.calls == 1  # only the failed group is recomputed
     assert result.scores[0]["n_errors"] == 0
 
@@ -325,7 +386,8 @@ def test_failure_names_the_group_and_keeps_finished_work(wrong_type, cache_dir):
 def test_record_policy_keeps_going_and_retries_next_run(cache_dir):
     rows = diagnostic_rows()
     comp = Flaky("price")
-    kwargs = dict(ratios=[0.2], conditions=["own"], cache_dir=cache_dir, progress=False, on_error="record")
+    kwargs = dict(reader="fields", judge="exact", ratios=[0.2], conditions=["own"], cache_dir=cache_dir)
+    kwargs |= dict(progress=False, on_error="record")
     result = run_benchmark(rows, compressor=comp, **kwargs)
     assert result.scores[0]["n_errors"] == 3 and len(result.errors) == 1
     assert "b/money" in result.errors[0]["item"]
@@ -364,9 +426,27 @@ def test_a_method_without_usable_revision_is_refused_with_a_cache_before_any_cal
     from gacc_hf.protocol import MethodIdentityError
 
     with pytest.raises(MethodIdentityError, match="compressor: cannot derive a revision for method 'HoldsModel'"):
-        run_benchmark(synthetic(seed=0, contexts=2), compressor=HoldsModel(), cache_dir=cache_dir, progress=False)
+        run_benchmark(
+            synthetic(seed=0, contexts=2),
+            compressor=HoldsModel(),
+            cache_dir=cache_dir,
+            progress=False,
+            reader="fields",
+            judge="exact",
+            ratios=(0.1, 0.2),
+            conditions=("own", "none", "cross"),
+        )
     # without a cache nothing can be reused: it runs
-    run_benchmark(synthetic(seed=0, contexts=2), compressor=HoldsModel(), progress=False, n_bootstrap=0)
+    run_benchmark(
+        synthetic(seed=0, contexts=2),
+        compressor=HoldsModel(),
+        progress=False,
+        n_bootstrap=0,
+        reader="fields",
+        judge="exact",
+        ratios=(0.1, 0.2),
+        conditions=("own", "none", "cross"),
+    )
 
 
 @pytest.mark.parametrize("ratios", [(0.1, 0.1), (0.1, "0.10"), (0.25, 0.5, 0.250)])
@@ -378,12 +458,29 @@ def test_duplicate_ratios_are_refused_before_any_call(ratios, cache_dir):
         return ""
 
     with pytest.raises(ValueError, match="given twice"):
-        run_benchmark(synthetic(seed=0, contexts=2), compressor=spy, ratios=ratios, progress=False)
+        run_benchmark(
+            synthetic(seed=0, contexts=2),
+            compressor=spy,
+            ratios=ratios,
+            progress=False,
+            reader="fields",
+            judge="exact",
+            conditions=("own", "none", "cross"),
+        )
     assert calls == []
 
 
 def test_a_single_ratio_may_be_a_number():
-    result = run_benchmark(synthetic(seed=0, contexts=2), ratios=0.25, progress=False, n_bootstrap=0)
+    result = run_benchmark(
+        synthetic(seed=0, contexts=2),
+        ratios=0.25,
+        progress=False,
+        n_bootstrap=0,
+        compressor="goal-lines",
+        reader="fields",
+        judge="exact",
+        conditions=("own", "none", "cross"),
+    )
     assert {s["ratio"] for s in result.scores} == {0.25}
 
 
@@ -391,9 +488,29 @@ def test_protocol_version_enters_the_memory_key(cache_dir, monkeypatch):
     import gacc_hf.planning as planning
 
     rows = synthetic(seed=0, contexts=2)
-    first = run_benchmark(rows, cache_dir=cache_dir, progress=False, n_bootstrap=0)
+    first = run_benchmark(
+        rows,
+        cache_dir=cache_dir,
+        progress=False,
+        n_bootstrap=0,
+        compressor="goal-lines",
+        reader="fields",
+        judge="exact",
+        ratios=(0.1, 0.2),
+        conditions=("own", "none", "cross"),
+    )
     monkeypatch.setattr(planning, "PROTOCOL_VERSION", "gacc-next")
-    second = run_benchmark(rows, cache_dir=cache_dir, progress=False, n_bootstrap=0)
+    second = run_benchmark(
+        rows,
+        cache_dir=cache_dir,
+        progress=False,
+        n_bootstrap=0,
+        compressor="goal-lines",
+        reader="fields",
+        judge="exact",
+        ratios=(0.1, 0.2),
+        conditions=("own", "none", "cross"),
+    )
     assert second.calls["compressor"] == first.calls["compressor"] > 0
 
 
@@ -403,15 +520,44 @@ def test_data_identity_is_recorded_and_independent_of_row_order():
     rows = synthetic(seed=0, contexts=3).to_list()
     shuffled = rows[:]
     random.Random(1).shuffle(shuffled)
-    a = run_benchmark(rows, progress=False, n_bootstrap=0, data_spec="synthetic:contexts=3", split="test")
-    b = run_benchmark(shuffled, progress=False, n_bootstrap=0)
+    a = run_benchmark(
+        rows,
+        progress=False,
+        n_bootstrap=0,
+        data_spec="synthetic:contexts=3",
+        split="test",
+        compressor="goal-lines",
+        reader="fields",
+        judge="exact",
+        ratios=(0.1, 0.2),
+        conditions=("own", "none", "cross"),
+    )
+    b = run_benchmark(
+        shuffled,
+        progress=False,
+        n_bootstrap=0,
+        compressor="goal-lines",
+        reader="fields",
+        judge="exact",
+        ratios=(0.1, 0.2),
+        conditions=("own", "none", "cross"),
+    )
     assert a.config["data"]["fingerprint"] == b.config["data"]["fingerprint"]
     assert a.config["data"]["fingerprint"].startswith("sha256:")
     assert a.config["data"]["spec"] == "synthetic:contexts=3" and a.config["data"]["split"] == "test"
     assert a.config["data"]["n_groups"] == len(rows)
     assert a.config["data"]["n_questions"] == sum(len(r["questions"]) for r in rows)
     edited = [dict(rows[0], goal=rows[0]["goal"] + "!"), *rows[1:]]
-    c = run_benchmark(edited, progress=False, n_bootstrap=0)
+    c = run_benchmark(
+        edited,
+        progress=False,
+        n_bootstrap=0,
+        compressor="goal-lines",
+        reader="fields",
+        judge="exact",
+        ratios=(0.1, 0.2),
+        conditions=("own", "none", "cross"),
+    )
     assert c.config["data"]["fingerprint"] != a.config["data"]["fingerprint"]
     assert a.config["methods"] == {"compressors": ["goal-lines"], "reader": "fields", "judge": "exact"}
     assert a.config["started_at"].endswith("Z") and a.config["gacc_hf_version"]
@@ -441,14 +587,14 @@ class _Counted:
 def test_batch_returning_the_wrong_number_of_outputs_is_a_contract_error(cache_dir):
     with pytest.raises(MethodError, match=r"compressor 'counted': batch\(\) returned 3 outputs for 4 inputs"):
         run_benchmark(diagnostic_rows(), compressor=_Counted("short"), ratios=[0.2], conditions=["own"],
-                      batch_size=4, cache_dir=cache_dir, progress=False)  # fmt: skip
+                      batch_size=4, cache_dir=cache_dir, progress=False, reader="fields", judge="exact")  # fmt: skip
 
 
 def test_a_raising_batch_fails_its_items_once_each_and_counts_real_calls(cache_dir, caplog):
     comp = _Counted("raise")
     result = run_benchmark(
         diagnostic_rows(), compressor=comp, ratios=[0.2], conditions=["own"], batch_size=4,
-        on_error="record", cache_dir=cache_dir, progress=False,
+        on_error="record", cache_dir=cache_dir, progress=False, reader="fields", judge="exact"
     )  # fmt: skip
     assert comp.seen == 4  # each item handed over once: no item-by-item retry behind the batch
     assert result.calls["compressor"] == 4
@@ -456,7 +602,7 @@ def test_a_raising_batch_fails_its_items_once_each_and_counts_real_calls(cache_d
     assert "batch() raised" in caplog.text  # logged with its traceback, not swallowed
     ok = _Counted("ok")
     healthy = run_benchmark(diagnostic_rows(), compressor=ok, ratios=[0.2], conditions=["own"], batch_size=4,
-                            cache_dir=cache_dir, progress=False)  # fmt: skip
+                            cache_dir=cache_dir, progress=False, reader="fields", judge="exact")  # fmt: skip
     assert ok.seen == 4 and healthy.errors == []  # failures were not cached: all retried
 
 
@@ -464,7 +610,7 @@ def test_an_output_with_a_lone_surrogate_is_that_items_failure(cache_dir):
     def bad(item):
         return "ok \ud800" if item.goal else "fine"  # only the goal-conditioned memories are bad
 
-    result = run_benchmark(diagnostic_rows(), compressor=bad, ratios=[0.2], conditions=["own", "none"],
-                           on_error="record", cache_dir=cache_dir, progress=False)  # fmt: skip
+    kw = dict(reader="fields", judge="exact", ratios=[0.2], conditions=["own", "none"], on_error="record")
+    result = run_benchmark(diagnostic_rows(), compressor=bad, cache_dir=cache_dir, progress=False, **kw)
     assert result.errors and all("lone surrogate" in e["error"] for e in result.errors)
     assert all(m["error"] is None for m in result.memories if m["condition"] == "none")  # the rest stored

@@ -47,7 +47,7 @@ PROMPTS: dict[str, dict[str, str | None]] = {
     },
 }
 
-READER_MAX_NEW_TOKENS = 32
+READER_MAX_NEW_TOKENS = 24
 READER_STOP = ("\n",)  # answers are one line: stop there instead of running to max_new_tokens
 PREFIX_CACHE_MIN_TOKENS = 256  # shorter memories are read on the plain, batched path (PipelineReader)
 _PROBE = "?"  # a second question, to find where the prompts of one memory start to differ
