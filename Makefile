@@ -31,7 +31,7 @@ server-deps: setup
 		"llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
 
 demo: setup
-	HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 $(VENV)/bin/gacc run
+	HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 $(VENV)/bin/gacc run --num-processes 2
 
 test: setup server-deps
 	$(VENV)/bin/ruff check .

@@ -1,7 +1,7 @@
 """The baselines table: every compressor on the sample at the main job's ratios and conditions.
 
-Defaults are the main job's (ratios 0.05 and 0.1, conditions own/none/cross, reader `smollm2`, judge
-`contains`) with every registered compressor that needs no server. Prints one Markdown table of Micro and
+Defaults are the main job's (the `main` preset: ratio 0.2, conditions own/none with the full and oracle
+ceilings, reader `smollm2`, judge `contains`) with every registered compressor that needs no server. Prints one Markdown table of Micro and
 Macro with their 95% goal-bootstrap intervals (and evidence recall when the run reports it), then each
 compressor's own overshoot of L before the protocol's cut (from the ledger's `proposed_tokens`), the wall
 time and the load average. Every call is cached, so a rerun (or a run with more compressors) only
