@@ -1,11 +1,11 @@
 """The baselines table: every compressor on the sample at the main job's ratios and conditions.
 
 Defaults are the main job's (the `main` preset: ratio 0.2, conditions own/none with the full and oracle
-ceilings, reader `smollm2`, judge `contains`) with every registered compressor that needs no server. Prints one Markdown table of Micro and
-Macro with their 95% goal-bootstrap intervals (and evidence recall when the run reports it), then each
-compressor's own overshoot of L before the protocol's cut (from the ledger's `proposed_tokens`), the wall
-time and the load average. Every call is cached, so a rerun (or a run with more compressors) only
-computes what is new.
+ceilings, reader `smollm2`, judge `contains`) with every registered compressor that needs no server.
+Prints one Markdown table of Micro and Macro with their 95% goal-bootstrap intervals (and evidence
+recall when the run reports it), then each compressor's own overshoot of L before the protocol's cut
+(from the ledger's `proposed_tokens`), the wall time and the load average. Every call is cached, so a
+rerun (or a run with more compressors) only computes what is new.
 
     python benchmarks/baselines.py                                   # the README's table (long: hours on 2 CPUs)
     python benchmarks/baselines.py --compressors llmlingua,longllmlingua --reader fields --judge exact \\
