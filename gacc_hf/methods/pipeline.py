@@ -274,7 +274,7 @@ class PipelineReader(_ChatMethod):
 def _first_line(text: str) -> str:
     """The answer proper: the generated text up to its first line break, stripped.
 
-    >>> _first_line("  47 minutes.\nQuestion: next")
+    >>> _first_line("  47 minutes.\\nQuestion: next")
     '47 minutes.'
     """
     return text.strip().split("\n", 1)[0].strip()
