@@ -1,7 +1,8 @@
 """PNG plots of a run: scores (and evidence recall) against the retention ratio, and the goal gaps.
 
 Ceilings (full context, oracle) are drawn as dashed reference lines labelled as upper bounds, never as a
-compressor's line.
+compressor's line. A run at a single ratio has no ratio axis to speak of, so its compressors stand side by
+side on a named axis instead (a dot with its CI each), which stays readable for any number of them.
 
 Figures are drawn on matplotlib's Agg canvas without pyplot (no global state, no display needed) and
 saved with fixed dpi and no "Software" metadata, so the same results produce byte-identical PNGs.
@@ -43,6 +44,8 @@ GAP_TITLES = {
 }
 METRICS = ("micro", "macro")
 RATIO_LABEL = "retention ratio r = L / N (budget / source tokens)"
+NAME_LABEL = "compressor, at retention ratio r = L / N = {ratio:g}"
+NAME_ROTATION = 30
 _RC = {"font.size": 9, "axes.titlesize": 10, "figure.titlesize": 12, "legend.fontsize": 9}
 
 
@@ -64,13 +67,24 @@ def _save(fig: Figure, path: Path) -> Path:
 
 
 def _series(
-    ax: Axes, xs: list[float], ys: list[float], lows: list[Any], highs: list[Any], style: dict[str, Any], label: str
+    ax: Axes,
+    xs: list[float],
+    ys: list[float],
+    lows: list[Any],
+    highs: list[Any],
+    style: dict[str, Any],
+    label: str | None,
 ) -> None:
-    """A line with markers and its CI: a band when there are several ratios, error bars for a single one."""
+    """A line with markers and its CI: a band when there are several ratios, error bars for a single one.
+
+    `label=None` leaves the series out of the legend (its name is on the axis already).
+    """
     pct = [100 * y for y in ys]
     color = style["color"]
     # matplotlib leaves labels starting with "_" out of legends; a method named "_x.<locals>.f" must stay in
-    ax.plot(xs, pct, ms=4.5, lw=1.6, label=f" {label}" if label.startswith("_") else label, **style)
+    if label is not None and label.startswith("_"):
+        label = f" {label}"
+    ax.plot(xs, pct, ms=4.5, lw=1.6, label=label, **style)
     if any(v is None for v in lows):
         return
     lo, hi = [100 * v for v in lows], [100 * v for v in highs]
@@ -95,12 +109,23 @@ def _ratio_axis(ax: Axes, ratios: list[float]) -> None:
     ax.grid(True, color="0.9", lw=0.6)
 
 
+def _name_axis(ax: Axes, names: Sequence[str]) -> None:
+    """Compressors side by side at 0, 1, ...: one ratio leaves nothing to draw along a ratio axis."""
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=NAME_ROTATION, ha="right", rotation_mode="anchor")
+    ax.set_xlim(-0.6, len(names) - 0.4)
+    ax.grid(True, axis="y", color="0.9", lw=0.6)
+
+
 def _legend(fig: Figure, axes: Sequence[Axes]) -> None:
-    """One legend for the figure, below the panels, so it never covers data."""
+    """One legend for the figure, below the panels and their tick labels, so it never covers data; none when
+    nothing needs one (compressors named on the axis and no ceiling)."""
     handles: dict[str, Any] = {}
     for ax in axes:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
+    if not handles:
+        return
     fig.legend(
         list(handles.values()),
         list(handles),
@@ -111,12 +136,21 @@ def _legend(fig: Figure, axes: Sequence[Axes]) -> None:
     )
 
 
-def _layout(n_rows: int, n_cols: int, n_legend: int) -> tuple[Figure, list[list[Axes]], float]:
-    """A grid (one row per metric) sharing axes, and the bottom margin that leaves room for the legend."""
+def _layout(
+    n_rows: int, n_cols: int, n_legend: int, names: Sequence[str] = ()
+) -> tuple[Figure, list[list[Axes]], float]:
+    """A grid (one row per metric) sharing axes, and the bottom margin that leaves room for the legend.
+
+    `names`: the compressors of a named x axis, which need width per name and room below for their slanted
+    labels.
+    """
     legend_rows = -(-n_legend // 5)
-    height = 2.7 * n_rows + 0.3 * legend_rows
-    fig = Figure(figsize=(max(4.2 * n_cols, 6.5), height))
-    bottom = (0.62 + 0.3 * legend_rows) / height
+    # a slanted label of n characters drops about 0.07 * n * sin(rotation) inches at font size 9
+    labels = 0.07 * max(map(len, names)) * math.sin(math.radians(NAME_ROTATION)) if names else 0.0
+    height = 2.7 * n_rows + 0.3 * legend_rows + labels
+    panel = max(4.2, 0.55 * len(names) + 1.0)
+    fig = Figure(figsize=(max(panel * n_cols, 6.5), height))
+    bottom = (0.62 + 0.3 * legend_rows + labels) / height
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharex=True, sharey="row")
     return fig, [list(row) for row in axes], bottom
 
@@ -132,7 +166,8 @@ def _grid(
     extra_legend: int = 0,
     metrics: Sequence[str] = METRICS,
 ) -> Figure:
-    """One row per metric (Micro, Macro, ...) against the ratio, one panel per value of `column`.
+    """One row per metric (Micro, Macro, ...) against the ratio, one panel per value of `column`; at a single
+    ratio, against the compressors instead.
 
     `keys(metric)` names the value, CI-low and CI-high fields drawn; `decorate(ax, metric)` adds reference lines
     (below the data, after it in the legend).
@@ -140,30 +175,35 @@ def _grid(
     columns = list(dict.fromkeys(r[column] for r in rows))
     names = list(dict.fromkeys(r["compressor"] for r in rows))
     ratios = sorted({float(r["ratio"]) for r in rows})
+    by_name = len(ratios) == 1
     styles = _styles(names)
     with matplotlib.rc_context(_RC):
-        fig, axes, bottom = _layout(len(metrics), len(columns), len(names) + extra_legend)
+        legend = extra_legend if by_name else len(names) + extra_legend
+        fig, axes, bottom = _layout(len(metrics), len(columns), legend, names if by_name else ())
         for i, metric in enumerate(metrics):
             value, low, high = keys(metric)
             for j, col in enumerate(columns):
                 ax = axes[i][j]
-                for name in names:
+                for k, name in enumerate(names):
                     cell = sorted((r for r in rows if r["compressor"] == name and r[column] == col), key=_ratio)
                     _series(
                         ax,
-                        [r["ratio"] for r in cell],
+                        [k] * len(cell) if by_name else [r["ratio"] for r in cell],
                         [r[value] for r in cell],
                         [r.get(low) for r in cell],
                         [r.get(high) for r in cell],
                         styles[name],
-                        name,
+                        None if by_name else name,
                     )
                 decorate(ax, metric)
-                _ratio_axis(ax, ratios)
+                if by_name:
+                    _name_axis(ax, names)
+                else:
+                    _ratio_axis(ax, ratios)
                 if i == 0:
                     ax.set_title(titles.get(col, col))
                 if i == len(metrics) - 1:
-                    ax.set_xlabel(RATIO_LABEL)
+                    ax.set_xlabel(NAME_LABEL.format(ratio=ratios[0]) if by_name else RATIO_LABEL)
                 if j == 0:
                     ax.set_ylabel(ylabel(metric))
         fig.suptitle(title)
@@ -182,6 +222,11 @@ def _top(highest: float) -> float:
     if highest > 0.5:
         return 103
     return max(10, math.ceil((100 * highest + 2) / 10) * 10)
+
+
+def _along(rows: Sequence[Mapping[str, Any]]) -> str:
+    """What the x axis runs along, for the default title."""
+    return "retention ratio" if len({_ratio(r) for r in rows}) > 1 else "compressor"
 
 
 def _ratio(row: Mapping[str, Any]) -> float:
@@ -245,7 +290,7 @@ def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figur
         CONDITION_TITLES,
         lambda m: (m, f"{m}_ci_low", f"{m}_ci_high"),
         METRIC_LABELS.__getitem__,
-        title or "GACC-Bench scores by retention ratio, with 95% goal-bootstrap CIs",
+        title or f"GACC-Bench scores by {_along(rows)}, with 95% goal-bootstrap CIs",
         decorate,
         extra_legend=len(ceilings),
         metrics=metrics,
@@ -263,7 +308,7 @@ def gaps_figure(gaps: Sequence[Mapping[str, Any]], title: str = "") -> Figure:
         GAP_TITLES,
         lambda m: (f"{m}_diff", f"{m}_diff_ci_low", f"{m}_diff_ci_high"),
         lambda m: f"Δ {m.capitalize()} (percentage points)",
-        title or "Goal gaps by retention ratio, with 95% paired goal-bootstrap CIs",
+        title or f"Goal gaps by {_along(rows)}, with 95% paired goal-bootstrap CIs",
         functools.partial(_zero_line, rows),
     )
 

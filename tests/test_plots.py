@@ -83,12 +83,46 @@ def test_gaps_figure_is_labelled_and_its_legend_covers_no_panel(result):
     assert [ax.get_title()[:10] for ax in fig.axes[:2]] == ["own − none", "own − cros"]
 
 
-def test_a_single_ratio_draws_error_bars(tmp_path):
-    result = real_run(tmp_path / "run", tmp_path / "cache", compressor="goal-lines", ratios=(0.25,))
-    fig = scores_figure(result.scores)
+@pytest.fixture(scope="module")
+def single(tmp_path_factory):
+    root = tmp_path_factory.mktemp("single")
+    names = ("truncate", "goal-lines", "bm25")
+    return real_run(root / "run", root / "cache", compressor=names, ratios=(0.25,), conditions=("own", "none", "full"))
+
+
+def test_a_single_ratio_draws_error_bars(single, tmp_path):
+    fig = scores_figure(single.scores)
     assert all(ax.containers for ax in fig.axes)  # errorbar containers instead of bands
     assert not any(isinstance(c, PolyCollection) for ax in fig.axes for c in ax.collections)  # no band
-    plot_scores(result.scores, tmp_path / "single.png")
+    plot_scores(single.scores, tmp_path / "single.png")
+
+
+def test_a_single_ratio_names_the_compressors_on_the_axis(single):
+    fig = scores_figure(single.scores)
+    assert fig.get_suptitle().startswith("GACC-Bench scores by compressor")
+    names = ["truncate", "goal-lines", "bm25"]
+    FigureCanvasAgg(fig).draw()
+    renderer = fig.canvas.get_renderer()
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["full context (upper bound, r = 1)"]  # names are on the axis
+    for ax in fig.axes[-2:]:  # the bottom row: own, none
+        assert [t.get_text() for t in ax.get_xticklabels()] == names
+        assert ax.get_xlabel() == "compressor, at retention ratio r = L / N = 0.25"
+        for label in ax.get_xticklabels():  # slanted names stay inside the figure and clear of the legend
+            box = label.get_window_extent(renderer)
+            assert box.y0 >= 0 and not box.overlaps(legend.get_window_extent(renderer))
+    micro = {s["compressor"]: 100 * s["micro"] for s in single.scores if s["condition"] == "own"}
+    dots = [line for line in fig.axes[0].get_lines() if line.get_marker() not in ("_", "None")]  # not caps, ceiling
+    assert [(list(d.get_xdata()), list(d.get_ydata())) for d in dots] == [
+        ([i], [micro[n]]) for i, n in enumerate(names)
+    ]
+
+
+def test_a_single_ratio_gaps_figure_has_no_legend_to_give(single):
+    fig = gaps_figure(condition_gaps(single.answers, n_boot=200))
+    assert not fig.legends  # no ceiling, and every compressor is named on the axis
+    assert fig.get_suptitle().startswith("Goal gaps by compressor")
+    assert [t.get_text() for t in fig.axes[-1].get_xticklabels()] == ["truncate", "goal-lines", "bm25"]
 
 
 def test_nothing_to_plot_is_a_clear_error():
