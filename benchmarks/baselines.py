@@ -7,7 +7,7 @@ recall when the run reports it), then each compressor's own overshoot of L befor
 (from the ledger's `proposed_tokens`), the wall time and the load average. Every call is cached, so a
 rerun (or a run with more compressors) only computes what is new.
 
-    python benchmarks/baselines.py                                   # the README's table (long: hours on 2 CPUs)
+    python benchmarks/baselines.py                                   # the README's table (about half an hour on 2 CPUs)
     python benchmarks/baselines.py --compressors llmlingua,longllmlingua --reader fields --judge exact \\
         --conditions own,none --ratios 0.05,0.1,0.2 --groups 6       # overshoot only: minutes
 """

@@ -48,7 +48,7 @@ PRESETS: dict[str, Preset] = {
         ratios=(0.2,),
     ),
     "baselines": Preset(
-        description="every compressor that needs no server on the sample at the main job's settings (hours)",
+        description="every compressor that needs no server, on the sample at the main job's settings (≈ 30 min)",
         data="sample",
         compressors=("truncate", "goal-lines", "bm25", "embed", "llmlingua", "longllmlingua", "smollm2"),
         reader="smollm2",
