@@ -4,8 +4,8 @@ Defaults are the main job's (the `main` preset: ratio 0.2, conditions own/none w
 ceilings, reader `smollm2`, judge `contains`) with every registered compressor that needs no server.
 Prints one Markdown table of Micro and Macro with their 95% goal-bootstrap intervals (and evidence
 recall when the run reports it), then each compressor's own overshoot of L before the protocol's cut
-(from the ledger's `proposed_tokens`), the wall time and the load average. Every call is cached, so a
-rerun (or a run with more compressors) only computes what is new.
+(from the ledger's `proposed_tokens`), the time each compressor spent in its calls, the wall time and the
+load average. Every call is cached, so a rerun (or a run with more compressors) only computes what is new.
 
     python benchmarks/baselines.py                                   # the README's table (about half an hour on 2 CPUs)
     python benchmarks/baselines.py --compressors llmlingua,longllmlingua --reader fields --judge exact \\
@@ -63,6 +63,17 @@ def overshoot_table(memories: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def time_table(memories: list[dict], method_seconds: dict[str, float]) -> str:
+    """Per compressor: the distinct memories this run computed (cache hits cost nothing) and the time inside
+    its calls."""
+    lines = ["| compressor | memories computed | seconds in calls | seconds / memory |", "|---|---:|---:|---:|"]
+    for name, seconds in method_seconds.items():
+        computed = len({m["memory_key"] for m in memories if m["compressor"] == name and not m["cached"]})
+        per = f"{seconds / computed:.3f}" if computed else "-"
+        lines.append(f"| {name} | {computed} | {seconds:.2f} | {per} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--compressors", default=",".join(COMPRESSORS))
@@ -89,6 +100,8 @@ def main() -> None:
     print(score_table(result.scores))
     print()
     print(overshoot_table(result.memories))
+    print()
+    print(time_table(result.memories, result.method_seconds.get("compressor", {})))
     print()
     print(f"groups {result.config['n_groups']}, reader {args.reader}, judge {args.judge}; calls {result.calls}")
     print(f"integrity {result.integrity}; wall {seconds:.0f} s; load average {os.getloadavg()}")

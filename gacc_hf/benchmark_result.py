@@ -27,6 +27,7 @@ class BenchmarkResult:
     errors: list[dict[str, Any]] = field(default_factory=list)
     exposures: list[dict[str, Any]] = field(default_factory=list)  # memory rows holding held-out text
     seconds: dict[str, float] = field(default_factory=dict)  # time inside each role's model calls
+    method_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # the same per role and method name
     generated_tokens: dict[str, int] = field(default_factory=dict)  # cl100k tokens of this run's outputs
 
     def to_pandas(self, table: Table = "scores") -> pd.DataFrame:

@@ -150,8 +150,20 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
         errors=_merge_errors(parts, memories, answers),
         exposures=sorted((row for p in parts for row in p.exposures), key=lambda row: position[row["goal_id"]]),
         seconds={role: round(sum(p.seconds.get(role, 0.0) for p in parts), 3) for role in first.seconds},
+        method_seconds=_merge_method_seconds(parts),
         generated_tokens={role: sum(p.generated_tokens.get(role, 0) for p in parts) for role in first.generated_tokens},
     )
+
+
+def _merge_method_seconds(parts: Sequence[BenchmarkResult]) -> dict[str, dict[str, float]]:
+    """Each method's time summed over the ranks, methods in the order the ranks first ran them."""
+    merged: dict[str, dict[str, float]] = {}
+    for p in parts:
+        for role, by_method in p.method_seconds.items():
+            into = merged.setdefault(role, {})
+            for name, seconds in by_method.items():
+                into[name] = round(into.get(name, 0.0) + seconds, 3)
+    return merged
 
 
 def _merge_errors(

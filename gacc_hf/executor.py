@@ -106,6 +106,7 @@ class Executor:
         self.progress = progress
         self.calls = dict.fromkeys(ROLES, 0)
         self.seconds = dict.fromkeys(ROLES, 0.0)
+        self.method_seconds: dict[str, dict[str, float]] = {role: {} for role in ROLES}  # the same, per method
         self.generated_tokens = dict.fromkeys(ROLES, 0)  # cl100k tokens of the outputs this run produced
         self.errors: list[dict[str, Any]] = []
         self.fresh: set[str] = set()  # keys computed (or attempted) by this run
@@ -166,7 +167,10 @@ class Executor:
                 )
             return self._finish(chunk, outs, finish)
         finally:
-            self.seconds[role] += time.perf_counter() - started
+            spent = time.perf_counter() - started
+            self.seconds[role] += spent
+            by_method = self.method_seconds[role]
+            by_method[method.name] = by_method.get(method.name, 0.0) + spent
 
     def _one_by_one(
         self, method: Method, chunk: list[Task], finish: Callable[[Any, Any], Any]

@@ -105,6 +105,7 @@ def results_payload(result: BenchmarkResult, command: Sequence[str] | None = Non
         "exposures": result.exposures,
         "calls": result.calls,
         "seconds": result.seconds,
+        "method_seconds": result.method_seconds,
         "generated_tokens": result.generated_tokens,
         "scores": result.scores,
         "gaps": condition_gaps(result.answers, result.config.get("n_bootstrap", 1000), result.config.get("seed", 0)),

@@ -185,6 +185,7 @@ def run_benchmark(
         errors=ex.errors,
         exposures=exposures,
         seconds={role: round(s, 3) for role, s in ex.seconds.items()},
+        method_seconds={role: {name: round(s, 3) for name, s in m.items()} for role, m in ex.method_seconds.items()},
         generated_tokens=dict(ex.generated_tokens),
     )
 

@@ -130,6 +130,11 @@ def test_merged_shards_equal_one_process_and_no_memory_is_computed_twice(world, 
     assert merged.integrity == whole.integrity
     times = {"cache_dir": None, "started_at": None, "finished_at": None}
     assert {**merged.config, **times} == {**whole.config, **times}  # only the dir and the clock differ
+    for role, by_method in merged.method_seconds.items():  # each method's time is the sum of the ranks'
+        for name, seconds in by_method.items():
+            ranks = sum(p.method_seconds[role].get(name, 0.0) for p in parts)
+            assert seconds == pytest.approx(ranks, abs=0.001 * world)
+    assert list(merged.method_seconds["compressor"]) == list(whole.method_seconds["compressor"])
 
 
 def test_option_stripping_and_launch_command():
@@ -169,6 +174,7 @@ def _without_commit(data: bytes) -> bytes:
     runs; memory hashes have 64 digits), the UTC start and end times and time spent in model calls."""
     data = re.sub(rb"\b[0-9a-f]{40}\b", b"<commit>", data)
     data = re.sub(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", b"<time>", data)
+    data = re.sub(rb'("method_seconds": \{)(?:[^{}]|\{[^{}]*\})*\}', rb"\1<seconds>}", data)
     return re.sub(rb'("seconds": \{)[^}]*\}', rb"\1<seconds>}", data)
 
 

@@ -595,3 +595,24 @@ def test_an_output_with_a_lone_surrogate_is_that_items_failure(cache_dir):
     result = run_benchmark(diagnostic_rows(), compressor=bad, cache_dir=cache_dir, progress=False, **kw)
     assert result.errors and all("lone surrogate" in e["error"] for e in result.errors)
     assert all(m["error"] is None for m in result.memories if m["condition"] == "none")  # the rest stored
+
+
+def test_time_is_recorded_per_role_and_per_method_and_a_warm_rerun_spends_none(cache_dir):
+    import time
+
+    def slow(item):  # 20 ms a call: at least 20 ms × calls of compressor time, whatever the machine
+        time.sleep(0.02)
+        return item.context[:40]
+
+    kw = dict(reader="fields", judge="exact", ratios=[0.2], conditions=["own", "none"], progress=False)
+    cold = run_benchmark(diagnostic_rows(), compressor=[slow, "truncate"], cache_dir=cache_dir, **kw)
+    by_method = cold.method_seconds["compressor"]
+    name = cold.config["compressors"][0]["name"]  # the function's qualified name
+    assert list(by_method) == [name, "truncate"]
+    n_slow = len({m["memory_key"] for m in cold.memories if m["compressor"] == name})
+    assert n_slow == 6  # 4 goals under own, 2 contexts under none
+    assert by_method[name] >= 0.02 * n_slow > by_method["truncate"]
+    assert cold.seconds["compressor"] == pytest.approx(sum(by_method.values()), abs=0.002)
+    assert list(cold.method_seconds["reader"]) == ["fields"] and list(cold.method_seconds["judge"]) == ["exact"]
+    warm = run_benchmark(diagnostic_rows(), compressor=[slow, "truncate"], cache_dir=cache_dir, **kw)
+    assert warm.method_seconds == {"compressor": {}, "reader": {}, "judge": {}}  # nothing was called
