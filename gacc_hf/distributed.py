@@ -162,8 +162,8 @@ def _merge_method_seconds(parts: Sequence[BenchmarkResult]) -> dict[str, dict[st
         for role, by_method in p.method_seconds.items():
             into = merged.setdefault(role, {})
             for name, seconds in by_method.items():
-                into[name] = round(into.get(name, 0.0) + seconds, 3)
-    return merged
+                into[name] = into.get(name, 0.0) + seconds
+    return {role: {name: round(s, 3) for name, s in by_method.items()} for role, by_method in merged.items()}
 
 
 def _merge_errors(

@@ -175,7 +175,7 @@ def _grid(
     columns = list(dict.fromkeys(r[column] for r in rows))
     names = list(dict.fromkeys(r["compressor"] for r in rows))
     ratios = sorted({float(r["ratio"]) for r in rows})
-    by_name = len(ratios) == 1
+    by_name = _single_ratio(rows)
     styles = _styles(names)
     with matplotlib.rc_context(_RC):
         legend = extra_legend if by_name else len(names) + extra_legend
@@ -224,9 +224,14 @@ def _top(highest: float) -> float:
     return max(10, math.ceil((100 * highest + 2) / 10) * 10)
 
 
+def _single_ratio(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the rows hold one ratio only: then the x axis names the compressors instead."""
+    return len({_ratio(r) for r in rows}) == 1
+
+
 def _along(rows: Sequence[Mapping[str, Any]]) -> str:
     """What the x axis runs along, for the default title."""
-    return "retention ratio" if len({_ratio(r) for r in rows}) > 1 else "compressor"
+    return "compressor" if _single_ratio(rows) else "retention ratio"
 
 
 def _ratio(row: Mapping[str, Any]) -> float:
