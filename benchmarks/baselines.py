@@ -20,7 +20,7 @@ import statistics
 import time
 
 import gacc_hf
-from gacc_hf.presets import PRESETS
+from gacc_hf.run.presets import PRESETS
 
 MAIN = PRESETS["main"]
 COMPRESSORS = ["truncate", "goal-lines", "bm25", "embed", "llmlingua", "longllmlingua", "smollm2"]

@@ -17,10 +17,10 @@ import time
 
 import gacc_hf
 from gacc_hf.budget import token_budget
-from gacc_hf.conditions import GoalAssigner
-from gacc_hf.data import validate
+from gacc_hf.data.schema import validate
 from gacc_hf.methods.rules import GoalLinesCompressor
 from gacc_hf.protocol import CompressorInput
+from gacc_hf.run.conditions import GoalAssigner
 
 RATIOS = (0.1, 0.25, 0.5)
 CONDITIONS = ("own", "none", "cross")

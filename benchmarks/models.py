@@ -32,11 +32,11 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from gacc_hf import ReaderInput, get_codec, token_budget
-from gacc_hf.data import Question, load_sample
-from gacc_hf.evidence import oracle_memory
+from gacc_hf.data.schema import Question, load_sample
 from gacc_hf.methods.judges import contains_match
+from gacc_hf.methods.registry import resolve
 from gacc_hf.protocol import call_many, method_name, revision_of
-from gacc_hf.registry import resolve
+from gacc_hf.scoring.evidence import oracle_memory
 
 SECONDS: dict[str, float] = defaultdict(float)  # time inside model calls, by role
 LOADING: dict[str, float] = defaultdict(float)  # time building (loading) methods, by role
@@ -139,7 +139,7 @@ def thread_counts(n_questions: int, memory: str, counts: Sequence[int]) -> None:
 
 
 def accuracy(variant: str, groups: int | None, max_new_tokens: int | None, cuts: Sequence[int]) -> None:
-    from gacc_hf.methods import pipeline
+    from gacc_hf.methods import hf_chat as pipeline
 
     if variant != "current":
         pipeline.PROMPTS["reader"] = VARIANTS[variant]
@@ -170,8 +170,8 @@ def accuracy(variant: str, groups: int | None, max_new_tokens: int | None, cuts:
 
 def main_job(cache_dir: str, output_dir: str) -> None:
     from gacc_hf.cli import main
-    from gacc_hf.presets import DEFAULTS
-    from gacc_hf.registry import register
+    from gacc_hf.methods.registry import register
+    from gacc_hf.run.presets import DEFAULTS
 
     names = [("compressor", c) for c in DEFAULTS.compressors] + [("reader", DEFAULTS.reader), ("judge", DEFAULTS.judge)]
     for role, name in names:  # load every model first, so loading is timed apart from the run

@@ -89,7 +89,7 @@ def _run(workdir: Path, data: Path, processes: int, new_tokens: int, threads: in
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{processes}-process run failed:\n{done.stderr[-3000:]}")
-    from gacc_hf.results import read_folder
+    from gacc_hf.results.folder import read_folder
 
     run = read_folder(workdir / "out")
     comparable = {
@@ -107,7 +107,7 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=64, help="tokens generated per memory")
     parser.add_argument("--default-threads", action="store_true", help="also 1 process with torch's default threads")
     args = parser.parse_args()
-    from gacc_hf.synthetic import synthetic_rows
+    from gacc_hf.data.synthetic import synthetic_rows
 
     load = os.getloadavg()[0]
     setups = [("1 process, 1 thread", 1, 1), ("2 processes, 1 thread", 2, 1)]

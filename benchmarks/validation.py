@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from gacc_hf.data import find_problems
-from gacc_hf.synthetic import synthetic_rows
+from gacc_hf.data.schema import find_problems
+from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.tokenizer import get_codec
 
 

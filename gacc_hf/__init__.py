@@ -6,11 +6,11 @@ and an independent judge scores against the source and gold.
 """
 
 from gacc_hf.budget import Memory, fit_to_budget, token_budget
-from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput, revision_of
 
 # Bound eagerly: the function shares its module's name, and a lazy binding would be shadowed by the
-# submodule as soon as anything imported `gacc_hf.synthetic`.
-from gacc_hf.synthetic import synthetic
+# submodule as soon as anything imported `gacc_hf.data.synthetic`.
+from gacc_hf.data.synthetic import synthetic
+from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput, revision_of
 from gacc_hf.tokenizer import Codec, TokenizerIdentityError, get_codec
 
 __version__ = "0.1.0"
@@ -36,11 +36,11 @@ __all__ = [
 
 def __getattr__(name: str):  # lazy: keep `import gacc_hf` free of datasets/evaluate start-up cost
     if name == "run_benchmark":
-        from gacc_hf.runner import run_benchmark
+        from gacc_hf.run.benchmark import run_benchmark
 
         return run_benchmark
     if name == "load_sample":
-        from gacc_hf.data import load_sample
+        from gacc_hf.data.schema import load_sample
 
         return load_sample
     if name == "METRIC_PATH":

@@ -29,7 +29,7 @@ EPILOG = """exit codes:
 
 
 def _is_model_failure(exc: BaseException) -> bool:
-    from gacc_hf.executor import MethodError
+    from gacc_hf.run.calls import MethodError
 
     return isinstance(exc, MethodError)
 

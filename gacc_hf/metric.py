@@ -1,6 +1,6 @@
 """The `evaluate` metric "gacc": Micro and all-correct Macro over questions grouped by goal.
 
-`Gacc` scores through `gacc_hf.scoring.score`, the same function the runner uses, so the metric and
+`Gacc` scores through `gacc_hf.scoring.scores.score`, the same function the runner uses, so the metric and
 `run_benchmark` cannot disagree. Verdicts come from the rule judges' own functions (`default`: the `exact`
 judge's normalised exact match; `contains`: the `contains` judge) or are passed in precomputed
 (`verdicts`). Rows are only grouped at `compute` time, so a goal may be split across batches or across
@@ -25,8 +25,8 @@ import evaluate
 import numpy as np
 import pyarrow as pa
 
-from gacc_hf import scoring
 from gacc_hf.methods.judges import contains_match, exact_match
+from gacc_hf.scoring import scores as scoring
 
 __all__ = ["CONFIGS", "METRIC_PATH", "MODULE_SOURCE", "Gacc", "install_metric", "write_metric_module"]
 

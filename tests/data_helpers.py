@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from gacc_hf.data import SAMPLE_PATH
+from gacc_hf.data.schema import SAMPLE_PATH
 
 SHIPPED_FOLDER = Path(__file__).resolve().parents[1] / "dataset_scripts" / "gacc_bench"
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gacc_hf.registry import resolve
+from gacc_hf.methods.registry import resolve
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def save_tiny_encoder(folder: Path) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from gacc_hf.models import minilm_ref
+    from gacc_hf.methods.weights import minilm_ref
 
     tokenizer = AutoTokenizer.from_pretrained(minilm_ref().path)
     config = BertConfig(
@@ -69,7 +69,7 @@ def save_tiny_encoder(folder: Path) -> Path:
 
 def _embed_on(models: Models) -> Any:
     from gacc_hf.methods.embed import EmbedCompressor
-    from gacc_hf.models import load_sentence_encoder
+    from gacc_hf.methods.weights import load_sentence_encoder
 
     return EmbedCompressor(load_sentence_encoder(str(models.encoder)))
 

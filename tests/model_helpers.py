@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gacc_hf.models import smollm2_folder
+from gacc_hf.methods.weights import smollm2_folder
 
 
 def save_tiny_chat_model(folder: Path, seed: int = 0, chat_template: bool = True) -> Path:

@@ -7,9 +7,9 @@ import json
 import pytest
 
 from gacc_hf.cli import main
-from gacc_hf.loading import load_any
-from gacc_hf.results import read_folder
-from gacc_hf.runner import run_benchmark
+from gacc_hf.data.loading import load_any
+from gacc_hf.results.folder import read_folder
+from gacc_hf.run.benchmark import run_benchmark
 
 SETTINGS = {"ratios": (0.1, 0.25), "conditions": ("own", "none"), "n_bootstrap": 20, "batch_size": 64}
 

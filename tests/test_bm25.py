@@ -7,8 +7,8 @@ import pytest
 from gacc_hf import CompressorInput, get_codec
 from gacc_hf.methods import bm25
 from gacc_hf.methods.bm25 import BM25Compressor, rank
-from gacc_hf.registry import resolve
-from gacc_hf.sentences import split_sentences
+from gacc_hf.methods.registry import resolve
+from gacc_hf.text.sentences import split_sentences
 
 DB = [
     "The primary database node ran out of disk space at 09:41.",
@@ -88,7 +88,7 @@ def test_sample_memories_fit_and_own_goal_beats_no_goal_on_goal_words(ratio):
 def test_bm25_runs_without_torch():
     code = (
         "import sys, gacc_hf\n"
-        "from gacc_hf.registry import resolve\n"
+        "from gacc_hf.methods.registry import resolve\n"
         "out = resolve('compressor', 'bm25')(gacc_hf.CompressorInput('A disk filled. Lunch was late.', 'disk', 5))\n"
         "assert out == 'A disk filled.', out\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'heavy import'\n"

@@ -10,11 +10,11 @@ import pyarrow.parquet as pq
 import pytest
 from data_helpers import SHIPPED_FOLDER, hf_cache, sample_rows, write_jsonl
 
-from gacc_hf.builder import GaccBench, build, content_hash, data_hash, write_hub_folder
 from gacc_hf.cli import main
-from gacc_hf.data import JUDGE_FEATURES, PUBLIC_FEATURES, SAMPLE_PATH, DataValidationError
-from gacc_hf.dataset_card import SAMPLE_CARD
-from gacc_hf.loading import find_spec_problems
+from gacc_hf.data.builder import GaccBench, build, content_hash, data_hash, write_hub_folder
+from gacc_hf.data.card import SAMPLE_CARD
+from gacc_hf.data.loading import find_spec_problems
+from gacc_hf.data.schema import JUDGE_FEATURES, PUBLIC_FEATURES, SAMPLE_PATH, DataValidationError
 
 pytestmark = pytest.mark.usefixtures("hf_cache")
 _ = hf_cache  # the fixture, imported for pytest

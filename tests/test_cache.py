@@ -11,7 +11,7 @@ import textwrap
 import pytest
 from fs_helpers import run_read_only
 
-from gacc_hf.cache import (
+from gacc_hf.run.cache import (
     CACHE_FILENAME,
     JOURNAL_ENV,
     Cache,
@@ -126,7 +126,7 @@ def test_a_bad_entry_is_reported_and_recomputed_never_used(case, tmp_path, caplo
     with Cache(tmp_path) as c:
         (problem,) = c.check()
         assert problem.startswith(f"{kind}/bad: ")
-        with caplog.at_level(logging.WARNING, logger="gacc_hf.cache"):
+        with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache"):
             assert c.get_many(kind, ["bad"]) == {}  # treated as missing: the runner recomputes it
         assert c.rejected == [problem]
         assert f"entry {kind}/bad is unusable" in caplog.text
@@ -210,7 +210,7 @@ def test_a_read_only_cache_serves_a_warm_rerun_and_refuses_to_store(tmp_path):
         c.put_many("answer", {"k": {"answer": "stored"}})
     script = textwrap.dedent(
         f"""
-        from gacc_hf.cache import Cache, CacheError
+        from gacc_hf.run.cache import Cache, CacheError
         with Cache({str(folder)!r}) as c:
             print(c.read_only, c.get_many("answer", ["k"]), c.check())
             try:
@@ -265,9 +265,9 @@ def test_delete_journal_for_network_file_systems_is_safe_for_several_writers(tmp
 def test_one_cache_per_machine_then_merged(tmp_path):
     """The multi-machine layout of the README: each machine (here: each rank) keeps a local cache; its
     rerun finds its own entries; the merged cache serves a single-process rerun with no call at all."""
-    from gacc_hf.distributed import ContextShard, Topology, merge
-    from gacc_hf.runner import run_benchmark
-    from gacc_hf.synthetic import synthetic_rows
+    from gacc_hf.data.synthetic import synthetic_rows
+    from gacc_hf.run.benchmark import run_benchmark
+    from gacc_hf.run.distributed import ContextShard, Topology, merge
 
     rows = synthetic_rows(seed=3, contexts=4, goals_per_context=2, questions_per_goal=2)
     kwargs = dict(
@@ -290,12 +290,12 @@ def test_one_cache_per_machine_then_merged(tmp_path):
 
 
 def test_a_cache_on_a_network_file_system_uses_delete_and_warns(tmp_path, monkeypatch, caplog):
-    import gacc_hf.cache as cache_module
+    import gacc_hf.run.cache as cache_module
 
-    with caplog.at_level(logging.WARNING, logger="gacc_hf.cache"), Cache(tmp_path / "local") as c:
+    with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache"), Cache(tmp_path / "local") as c:
         assert c._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert caplog.text == ""
     monkeypatch.setattr(cache_module, "filesystem_type", lambda path, mounts=None: "nfs4")  # no NFS mount here
-    with caplog.at_level(logging.WARNING, logger="gacc_hf.cache"), Cache(tmp_path / "shared") as c:
+    with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache"), Cache(tmp_path / "shared") as c:
         assert c._db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     assert "is on a network file system (nfs4), journal_mode=DELETE: never share it between machines" in caplog.text

@@ -229,7 +229,7 @@ def test_cache_check_and_merge(tmp_path, capsys):
     import os
     import sqlite3
 
-    from gacc_hf.cache import CACHE_FILENAME, Cache
+    from gacc_hf.run.cache import CACHE_FILENAME, Cache
 
     for name, key in (("a", "k1"), ("b", "k2")):
         with Cache(tmp_path / name) as c:

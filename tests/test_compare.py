@@ -10,7 +10,7 @@ import pytest
 from results_helpers import real_run
 
 from gacc_hf.cli import main
-from gacc_hf.compare import (
+from gacc_hf.scoring.compare import (
     CompareError,
     align,
     condition_gaps,

@@ -1,8 +1,8 @@
 import pytest
 
-from gacc_hf.conditions import GoalAssigner, check_conditions
-from gacc_hf.data import validate
-from gacc_hf.synthetic import synthetic_rows
+from gacc_hf.data.schema import validate
+from gacc_hf.data.synthetic import synthetic_rows
+from gacc_hf.run.conditions import GoalAssigner, check_conditions
 
 
 def test_own_none_full():

@@ -13,7 +13,7 @@ from data_helpers import hf_cache, mutated, sample_rows, write_jsonl, write_parq
 
 import gacc_hf
 from gacc_hf.cli import main
-from gacc_hf.data import (
+from gacc_hf.data.schema import (
     JUDGE_FEATURES,
     PUBLIC_FEATURES,
     DataValidationError,
@@ -25,7 +25,7 @@ from gacc_hf.data import (
     validate,
 )
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
-from gacc_hf.runner import run_benchmark
+from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.tokenizer import independent_count
 
 pytestmark = pytest.mark.usefixtures("hf_cache")

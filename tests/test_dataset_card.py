@@ -9,8 +9,8 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 from huggingface_hub.repocard_data import DatasetCardData
 
-from gacc_hf.data import JUDGE_FEATURES, PUBLIC_FEATURES, data_stats, load_sample
-from gacc_hf.dataset_card import card_data, data_path, render_card, size_category
+from gacc_hf.data.card import card_data, data_path, render_card, size_category
+from gacc_hf.data.schema import JUDGE_FEATURES, PUBLIC_FEATURES, data_stats, load_sample
 
 
 def _splits(n: int) -> dict[str, datasets.SplitDict]:

@@ -15,10 +15,14 @@ from subprocess import PIPE
 
 import pytest
 
-from gacc_hf.cache import Cache
 from gacc_hf.cli import main
-from gacc_hf.data import validate
-from gacc_hf.distributed import (
+from gacc_hf.data.schema import validate
+from gacc_hf.data.synthetic import synthetic_rows
+from gacc_hf.methods.rules import TruncateCompressor
+from gacc_hf.protocol import CompressorInput
+from gacc_hf.run.benchmark import run_benchmark
+from gacc_hf.run.cache import Cache
+from gacc_hf.run.distributed import (
     ContextShard,
     Topology,
     assign_contexts,
@@ -27,10 +31,6 @@ from gacc_hf.distributed import (
     merge,
     strip_option,
 )
-from gacc_hf.methods.rules import TruncateCompressor
-from gacc_hf.protocol import CompressorInput
-from gacc_hf.runner import run_benchmark
-from gacc_hf.synthetic import synthetic_rows
 
 
 def _rows() -> list[dict]:

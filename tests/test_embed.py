@@ -2,7 +2,7 @@ import pytest
 
 from gacc_hf import CompressorInput, get_codec
 from gacc_hf.methods.embed import EmbedCompressor, pack, split_sentences
-from gacc_hf.registry import resolve
+from gacc_hf.methods.registry import resolve
 
 DB = [
     "The primary database node ran out of disk space at 09:41.",

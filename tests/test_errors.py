@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from gacc_hf import errors
-from gacc_hf.cache import CacheError
 from gacc_hf.cli import build_parser
-from gacc_hf.data import DataSourceError
-from gacc_hf.executor import MethodError
+from gacc_hf.data.schema import DataSourceError
+from gacc_hf.run.cache import CacheError
+from gacc_hf.run.calls import MethodError
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 

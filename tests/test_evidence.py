@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from gacc_hf import run_benchmark
-from gacc_hf.data import Question
-from gacc_hf.evidence import evidence_flags, oracle_memory, oracle_text
+from gacc_hf.data.schema import Question
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
+from gacc_hf.scoring.evidence import evidence_flags, oracle_memory, oracle_text
 
 CONTEXT = "The pool held 25 workers. The disk filled at 09:41.\nNothing else happened. A blue-green deploy followed."
 FIRST = "The pool held 25 workers."

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from fs_helpers import run_read_only
 
-from gacc_hf.cache import CACHE_FILENAME, Cache
 from gacc_hf.cli import main
+from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.protocol import CompressorInput
-from gacc_hf.synthetic import synthetic_rows
+from gacc_hf.run.cache import CACHE_FILENAME, Cache
 
 ROWS = synthetic_rows(seed=4, contexts=2, goals_per_context=1, questions_per_goal=2)
 QUESTION = ROWS[0]["questions"][0]["question"]

@@ -18,8 +18,8 @@ import pytest
 from data_helpers import hf_cache, sample_rows, write_jsonl, write_parquet
 
 from gacc_hf.cli import main
-from gacc_hf.data import DataSourceError, DataValidationError
-from gacc_hf.loading import find_spec_problems, load_any
+from gacc_hf.data.loading import find_spec_problems, load_any
+from gacc_hf.data.schema import DataSourceError, DataValidationError
 
 pytestmark = pytest.mark.usefixtures("hf_cache")
 _ = hf_cache  # the fixture, imported for pytest

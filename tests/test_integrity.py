@@ -7,16 +7,16 @@ from fractions import Fraction
 import pytest
 
 from gacc_hf import run_benchmark, synthetic
-from gacc_hf.cache import Cache
-from gacc_hf.data import load_sample, validate
-from gacc_hf.integrity import (
+from gacc_hf.data.schema import load_sample, validate
+from gacc_hf.methods.judges import normalize_answer
+from gacc_hf.run.cache import Cache
+from gacc_hf.scoring.integrity import (
     MIN_REFERENCE_CHARS,
     budget_violations,
     count_errors,
     find_exposures,
     independent_budget,
 )
-from gacc_hf.methods.judges import normalize_answer
 from gacc_hf.tokenizer import get_codec
 
 SAMPLE = load_sample("judge")

@@ -19,7 +19,7 @@ from model_helpers import save_tiny_chat_model
 
 from gacc_hf import CompressorInput
 from gacc_hf.methods import llmlingua as lingua
-from gacc_hf.registry import resolve
+from gacc_hf.methods.registry import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 # Published facts, not read from the code: tiktoken's download URL and cl100k_base's sha256 (DESIGN 1.12).

@@ -12,10 +12,10 @@ import pytest
 from data_helpers import SHIPPED_FOLDER, hf_cache, sample_rows, write_jsonl, write_parquet
 
 from gacc_hf.cli import main
-from gacc_hf.data import DataSourceError, DataValidationError
-from gacc_hf.hub import OfflineError
-from gacc_hf.loading import data_files, find_spec_problems, load_any
-from gacc_hf.runner import run_benchmark
+from gacc_hf.data.loading import data_files, find_spec_problems, load_any
+from gacc_hf.data.schema import DataSourceError, DataValidationError
+from gacc_hf.hub.commit import OfflineError
+from gacc_hf.run.benchmark import run_benchmark
 
 pytestmark = pytest.mark.usefixtures("hf_cache")
 _ = hf_cache  # the fixture, imported for pytest

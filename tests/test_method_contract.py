@@ -12,8 +12,8 @@ import pytest
 from methods_list import CASES, EXCLUDED, Case, Models, save_tiny_encoder
 from model_helpers import save_tiny_chat_model
 
-from gacc_hf import CompressorInput, JudgeInput, ReaderInput, fit_to_budget, registry
-from gacc_hf.methods import BUILTINS, PREFIXES
+from gacc_hf import CompressorInput, JudgeInput, ReaderInput, fit_to_budget
+from gacc_hf.methods import BUILTINS, PREFIXES, registry
 from gacc_hf.protocol import call_many, revision_of
 
 CONTEXT = (

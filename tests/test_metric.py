@@ -40,8 +40,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import gacc_hf.metric as gm
-from gacc_hf import scoring
 from gacc_hf.metric import Gacc
+from gacc_hf.scoring import scores as scoring
 
 REPO = Path(__file__).resolve().parents[1]
 CHILD_TIMEOUT = 300

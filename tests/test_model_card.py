@@ -13,8 +13,9 @@ from huggingface_hub import DatasetCard, EvalResult, HfApi, ModelCard, ModelCard
 from results_helpers import real_run
 
 from gacc_hf.cli import main
-from gacc_hf.hub import OfflineError
-from gacc_hf.model_card import (
+from gacc_hf.data.synthetic import synthetic
+from gacc_hf.hub.commit import OfflineError
+from gacc_hf.hub.model_card import (
     TASK_TYPE,
     PublishError,
     citation,
@@ -25,8 +26,7 @@ from gacc_hf.model_card import (
     publish_plan,
     results_template,
 )
-from gacc_hf.results import ResultsError, read_folder
-from gacc_hf.synthetic import synthetic
+from gacc_hf.results.folder import ResultsError, read_folder
 
 PAPER = "GACC-Bench: Evaluating Goal-Conditioned Compression with Future Questions Held Out"
 CARD = "==> me/goal-lines:README.md <==\n"

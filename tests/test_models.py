@@ -9,8 +9,10 @@ import torch
 from huggingface_hub import constants
 from model_helpers import save_tiny_chat_model
 
-from gacc_hf import ReaderInput, models
-from gacc_hf.models import (
+from gacc_hf import ReaderInput
+from gacc_hf.methods import weights as models
+from gacc_hf.methods.registry import resolve
+from gacc_hf.methods.weights import (
     ModelLoadError,
     ModelOptions,
     folder_identity,
@@ -20,7 +22,6 @@ from gacc_hf.models import (
     split_spec,
     torch_device,
 )
-from gacc_hf.registry import resolve
 
 
 def test_model_cache_dir_follows_the_env_var_then_xdg(monkeypatch, tmp_path):
@@ -61,8 +62,8 @@ def test_a_hub_id_while_offline_is_a_clear_error(monkeypatch, tmp_path):
 
 
 def test_bad_model_fails_when_the_method_is_named_before_any_work(tmp_path):
-    from gacc_hf.runner import run_benchmark
-    from gacc_hf.synthetic import synthetic
+    from gacc_hf.data.synthetic import synthetic
+    from gacc_hf.run.benchmark import run_benchmark
 
     with pytest.raises(ModelLoadError, match="does not exist"):
         run_benchmark(
@@ -108,7 +109,7 @@ def test_minilm_vectors_are_unit_length_and_meaningful():
 def test_importing_gacc_hf_and_naming_rule_methods_never_imports_torch():
     code = (
         "import sys, gacc_hf\n"
-        "from gacc_hf.registry import known, resolve\n"
+        "from gacc_hf.methods.registry import known, resolve\n"
         "resolve('compressor', 'truncate'); known('reader')\n"
         "assert 'torch' not in sys.modules and 'transformers' not in sys.modules, 'heavy import'\n"
     )

@@ -21,18 +21,18 @@ from typing import ClassVar
 import httpx
 import pytest
 
-from gacc_hf.cache import CACHE_FILENAME
-from gacc_hf.methods.openai import (
+from gacc_hf.data.synthetic import synthetic_rows
+from gacc_hf.methods.openai_server import (
     OpenAICompressor,
     OpenAIReader,
     ServerError,
     Settings,
     parse_spec,
 )
+from gacc_hf.methods.registry import resolve
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
-from gacc_hf.registry import resolve
-from gacc_hf.runner import run_benchmark
-from gacc_hf.synthetic import synthetic_rows
+from gacc_hf.run.benchmark import run_benchmark
+from gacc_hf.run.cache import CACHE_FILENAME
 
 KEY_ENV = "GACC_TEST_API_KEY"
 KEY = "sk-test-6f1d2c-never-written"  # a sentinel: must reach the server, and nothing else
@@ -385,7 +385,7 @@ def llama():
 
 
 def _sample_subset(path: Path, n_groups: int = 7) -> Path:
-    from gacc_hf.data import SAMPLE_PATH
+    from gacc_hf.data.schema import SAMPLE_PATH
 
     lines = SAMPLE_PATH.read_text(encoding="utf-8").splitlines()[:n_groups]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -4,11 +4,11 @@ import pytest
 from model_helpers import save_tiny_chat_model
 
 from gacc_hf import CompressorInput, JudgeInput, ReaderInput, get_codec, load_sample
-from gacc_hf.methods import pipeline
-from gacc_hf.methods.pipeline import PROMPTS, build, parse_verdict
-from gacc_hf.registry import resolve
-from gacc_hf.runner import run_benchmark
-from gacc_hf.synthetic import synthetic
+from gacc_hf.data.synthetic import synthetic
+from gacc_hf.methods import hf_chat as pipeline
+from gacc_hf.methods.hf_chat import PROMPTS, build, parse_verdict
+from gacc_hf.methods.registry import resolve
+from gacc_hf.run.benchmark import run_benchmark
 
 MEMORIES = [
     "",

@@ -9,8 +9,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import PolyCollection
 from results_helpers import real_run
 
-from gacc_hf.compare import condition_gaps
-from gacc_hf.plots import DPI, gaps_figure, plot_gaps, plot_scores, scores_figure
+from gacc_hf.results.plots import DPI, gaps_figure, plot_gaps, plot_scores, scores_figure
+from gacc_hf.scoring.compare import condition_gaps
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import gacc_hf
-from gacc_hf.data import validate
-from gacc_hf.fingerprint import fingerprint
-from gacc_hf.report import verify_folder
-from gacc_hf.results import RunResults
+from gacc_hf.data.fingerprint import fingerprint
+from gacc_hf.data.schema import validate
+from gacc_hf.results.folder import RunResults
+from gacc_hf.results.report import verify_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

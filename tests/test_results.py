@@ -18,8 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from gacc_hf.cli import main
-from gacc_hf.report import rebuild, write_results
-from gacc_hf.results import (
+from gacc_hf.results.folder import (
     SCHEMA_VERSION,
     ResultsError,
     check_output_dir,
@@ -29,6 +28,7 @@ from gacc_hf.results import (
     recover,
     write_atomic,
 )
+from gacc_hf.results.report import rebuild, write_results
 
 
 def test_round_trip_gives_back_the_rows_of_the_run(run):
@@ -62,7 +62,7 @@ def test_all_null_columns_keep_their_types(run):
 
 
 def test_the_texts_a_compressor_kept_and_was_asked_are_in_the_folder(run):
-    from gacc_hf.synthetic import synthetic
+    from gacc_hf.data.synthetic import synthetic
 
     back = read_folder(run[0])
     gold = {
@@ -173,7 +173,8 @@ def test_schema_1_folder_without_its_rows_is_refused(run, tmp_path):
 
 KILLER = """
 import os, pickle, shutil, signal, sys
-from gacc_hf import plots, report, results
+from gacc_hf.results import folder as results
+from gacc_hf.results import plots, report
 
 out, pickled, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])
 steps = 0

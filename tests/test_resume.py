@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from gacc_hf.cache import CACHE_FILENAME, Cache
+from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.methods.rules import FieldsReader
 from gacc_hf.protocol import JudgeInput, ReaderInput
-from gacc_hf.results import RunResults, read_folder
-from gacc_hf.runner import run_benchmark
-from gacc_hf.synthetic import synthetic_rows
+from gacc_hf.results.folder import RunResults, read_folder
+from gacc_hf.run.benchmark import run_benchmark
+from gacc_hf.run.cache import CACHE_FILENAME, Cache
 
 TESTS = Path(__file__).resolve().parent
 ARGS = [

@@ -1,8 +1,8 @@
 import pytest
 
+from gacc_hf.methods.registry import known, resolve
 from gacc_hf.methods.rules import FieldsReader, GoalLinesCompressor, TruncateCompressor
 from gacc_hf.protocol import CompressorInput, ReaderInput
-from gacc_hf.registry import known, resolve
 from gacc_hf.tokenizer import get_codec
 
 DOC = "Title line\nOwner team: payments\nReplica count: 12\nDeploy region: eu-west-1\nClosing remark."

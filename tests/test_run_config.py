@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gacc_hf.run_config import (
+from gacc_hf.run.config import (
     RunConfig,
     RunConfigError,
     check_limit,

@@ -6,12 +6,12 @@ import dataclasses
 
 import pytest
 
-import gacc_hf.runner as runner_module
+import gacc_hf.run.benchmark as runner_module
 from gacc_hf import get_codec, run_benchmark, synthetic
-from gacc_hf.data import DataValidationError
+from gacc_hf.data.schema import DataValidationError
 from gacc_hf.methods.rules import content_words
 from gacc_hf.protocol import CompressorInput, ReaderInput
-from gacc_hf.runner import MethodError
+from gacc_hf.run.benchmark import MethodError
 
 FILLER = [f"Note {i}: the weekly review discussed backlog item number {i} without any decision." for i in range(40)]
 
@@ -485,7 +485,7 @@ def test_a_single_ratio_may_be_a_number():
 
 
 def test_protocol_version_enters_the_memory_key(cache_dir, monkeypatch):
-    import gacc_hf.planning as planning
+    import gacc_hf.run.plan as planning
 
     rows = synthetic(seed=0, contexts=2)
     kw = dict(compressor="goal-lines", reader="fields", judge="exact", ratios=(0.1, 0.2), n_bootstrap=0)

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gacc_hf.scoring import goal_table, macro, micro, paired_difference, score
+from gacc_hf.scoring.scores import goal_table, macro, micro, paired_difference, score
 
 verdict_rows = st.lists(st.tuples(st.sampled_from("abcdefgh"), st.booleans()), min_size=1, max_size=80)
 

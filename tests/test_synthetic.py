@@ -1,7 +1,7 @@
 import re
 
-from gacc_hf.data import find_problems
-from gacc_hf.synthetic import KINDS, synthetic, synthetic_rows
+from gacc_hf.data.schema import find_problems
+from gacc_hf.data.synthetic import KINDS, synthetic, synthetic_rows
 
 
 def test_same_seed_same_rows_and_other_seed_differs():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gacc_hf.text import encoding_problem, id_key, id_problem
+from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem
 
 
 def test_encoding_problem_accepts_any_encodable_string_and_names_a_surrogate():

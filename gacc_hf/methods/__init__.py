@@ -32,7 +32,7 @@ class Entry(NamedTuple):
 
 def _served(role: str) -> Callable[[str], Any]:
     def factory(spec: str) -> Any:
-        from gacc_hf.methods.openai import from_spec  # lazy: httpx only when a served method is named
+        from gacc_hf.methods.openai_server import from_spec  # lazy: httpx only when a served method is named
 
         return from_spec(role, spec)
 
@@ -62,7 +62,7 @@ def _local(role: str) -> Callable[..., Any]:
     """`smollm2` (no argument) or `hf:<folder-or-hub-id>`: a text-generation pipeline method for `role`."""
 
     def factory(spec: str = "smollm2") -> Any:
-        from gacc_hf.methods.pipeline import build  # lazy: torch loads only when a model is named
+        from gacc_hf.methods.hf_chat import build  # lazy: torch loads only when a model is named
 
         return build(role, spec)
 

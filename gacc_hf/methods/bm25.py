@@ -1,6 +1,6 @@
 """`bm25`: goal-conditioned sentence extraction ranked by BM25 (the `bm25s` package, MIT).
 
-The source is split into sentences (`gacc_hf.sentences`, as for `embed`), each sentence is a BM25
+The source is split into sentences (`gacc_hf.text.sentences`, as for `embed`), each sentence is a BM25
 document and the goal is the query. Sentences that share no word with the goal (all of them when there
 is no goal) are ranked by centrality: the summed BM25 score of the sentence against every other sentence
 as a query, so the sentences that repeat the source's own vocabulary come first; remaining ties keep
@@ -17,9 +17,9 @@ import json
 import sys
 from collections.abc import Sequence
 
-from gacc_hf import sentences as shared
 from gacc_hf.protocol import CompressorInput
-from gacc_hf.sentences import pack, split_sentences
+from gacc_hf.text import sentences as shared
+from gacc_hf.text.sentences import pack, split_sentences
 from gacc_hf.tokenizer import get_codec
 
 #: Lucene BM25 with the usual k1 / b; tokens are lower-cased words of 2+ characters minus English stopwords.

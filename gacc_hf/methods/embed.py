@@ -12,9 +12,9 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from gacc_hf.models import ModelLoadError, ModelOptions, SentenceEncoder, load_sentence_encoder, split_spec
+from gacc_hf.methods.weights import ModelLoadError, ModelOptions, SentenceEncoder, load_sentence_encoder, split_spec
 from gacc_hf.protocol import CompressorInput
-from gacc_hf.sentences import SENTENCE_END, SEPARATOR, pack, split_sentences
+from gacc_hf.text.sentences import SENTENCE_END, SEPARATOR, pack, split_sentences
 from gacc_hf.tokenizer import get_codec
 
 _MAX_CONTEXTS = 256  # sentence vectors kept per instance: every budget and goal of a source reuses them

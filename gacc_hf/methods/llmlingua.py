@@ -42,7 +42,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from gacc_hf.models import SMOLLM2, ModelRef, model_cache_dir, resolve_model
+from gacc_hf.methods.weights import SMOLLM2, ModelRef, model_cache_dir, resolve_model
 from gacc_hf.protocol import CompressorInput
 from gacc_hf.tokenizer import CL100K_RANKS_SHA256, get_codec
 

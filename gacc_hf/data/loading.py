@@ -1,0 +1,289 @@
+"""One entry point for user data: `load_any(spec)` turns whatever names a dataset into validated rows.
+
+A spec is one of:
+
+- `"sample"`: the bundled sample benchmark; `"synthetic"`: the deterministic generator, with its
+  arguments in the spec (`"synthetic:contexts=50,seed=1"`; see `gacc_hf.data.synthetic` for the defaults), so
+  the data never depends on a run's seed;
+- a `.jsonl` or `.parquet` file in the schema, or a folder of them. A folder whose README.md card has
+  `configs:` (what `gacc data build` writes) uses the files of the asked config; otherwise the split
+  naming conventions of `datasets` apply (`train.jsonl`, `data/test-*.parquet`, ...), and files without
+  a split in their name form the `test` split;
+- a folder written by `Dataset.save_to_disk` / `DatasetDict.save_to_disk`;
+- a Hub repo id `owner/name` (online only: with HF_HUB_OFFLINE set it fails at once, saying so).
+
+Files go through the `GaccBench` builder, whose cache is keyed on the files' content, so an edited file
+is never served stale. Every source is validated before anything is built or cached.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import datasets
+from datasets.data_files import DEFAULT_PATTERNS_ALL, DataFilesDict, get_data_patterns, sanitize_patterns
+
+from gacc_hf.data.builder import build
+from gacc_hf.data.card import CONFIGS
+from gacc_hf.data.schema import (
+    DATA_SUFFIXES,
+    SAMPLE_PATH,
+    Config,
+    DataSourceError,
+    DataValidationError,
+    Problem,
+    find_file_problems,
+    find_problems,
+    is_public_view,
+    load_sample,
+    public_view,
+)
+from gacc_hf.hub.commit import require_online
+
+HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# generated data and the (integer) arguments its spec may carry
+GENERATED: dict[str, tuple[str, ...]] = {
+    "sample": (),
+    "synthetic": ("contexts", "goals_per_context", "questions_per_goal", "seed"),
+}
+DEFAULT_SPLIT = "test"
+Files = dict[str, list[Path]]
+
+
+def _check_config(config: str) -> None:
+    if config not in CONFIGS:
+        raise ValueError(f"config must be 'public' or 'judge', got {config!r}")
+
+
+def _shown(path: str | Path) -> Path:
+    """A path relative to the working directory when it lies below it (shorter error messages)."""
+    path = Path(path)
+    try:
+        return path.resolve().relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def is_saved_dataset(folder: str | Path) -> bool:
+    """Whether `folder` was written by `save_to_disk` (a Dataset or a DatasetDict)."""
+    folder = Path(folder)
+    return (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file()
+
+
+def card_configs(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """The `configs:` of the folder's README.md card, by config name (empty without a card or configs)."""
+    readme = Path(folder) / "README.md"
+    if not readme.is_file():
+        return {}
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard
+
+    try:
+        return dict(MetadataConfigs.from_dataset_card_data(DatasetCard.load(readme).data))
+    except ValueError as exc:
+        raise DataSourceError(f"{readme}: malformed dataset card header: {exc}") from exc
+
+
+def data_files(path: str | Path, config: Config = "judge") -> tuple[Files, Config]:
+    """The files of a local file or folder in the schema, by split, and the view they hold.
+
+    The view is "judge" for files with gold (the public view is derived from them by dropping it) and
+    "public" for the public files of a built folder, which cannot give the judge view.
+    """
+    _check_config(config)
+    path = Path(path)
+    if path.is_file():
+        return {DEFAULT_SPLIT: [_shown(path)]}, "judge"
+    if not path.is_dir():
+        raise DataSourceError(f"{path}: no such file or folder")
+    configs = card_configs(path)
+    held: Config = "judge"
+    if configs:
+        name = config if config in configs else next(iter(configs)) if len(configs) == 1 else None
+        if name is None:
+            raise DataSourceError(f"{path}/README.md defines the configs {sorted(configs)}, not {config!r}")
+        if name == "public" and config == "judge":
+            raise DataSourceError(f"{path} holds only the public view; the judge view (with gold) is needed")
+        held = "public" if name == "public" else "judge"
+        patterns = sanitize_patterns(configs[name].get("data_files", "**"))
+    else:
+        try:
+            patterns = get_data_patterns(str(path))
+        except FileNotFoundError as exc:
+            raise DataSourceError(f"{path}: no data files ({' or '.join(DATA_SUFFIXES)})") from exc
+        if patterns == DEFAULT_PATTERNS_ALL:  # no split in any file name: a benchmark's data is its test split
+            patterns = {DEFAULT_SPLIT: DEFAULT_PATTERNS_ALL[datasets.Split.TRAIN]}
+    try:
+        resolved = DataFilesDict.from_patterns(patterns, base_path=str(path), allowed_extensions=list(DATA_SUFFIXES))
+    except FileNotFoundError as exc:
+        raise DataSourceError(f"{path}: no {' or '.join(DATA_SUFFIXES)} files for the {config} view ({exc})") from exc
+    found = {str(split): [_shown(p) for p in files] for split, files in resolved.items() if files}
+    if not found:
+        raise DataSourceError(f"{path}: no data files ({' or '.join(DATA_SUFFIXES)})")
+    return found, held
+
+
+def _pick(dataset: datasets.DatasetDict, split: str | None, where: str) -> datasets.Dataset:
+    if split is not None:
+        if split not in dataset:
+            raise DataSourceError(f"{where} has no split {split!r}; its splits are {sorted(dataset)}")
+        return dataset[split]
+    if len(dataset) == 1:
+        return next(iter(dataset.values()))
+    raise DataSourceError(f"{where} has the splits {sorted(dataset)}; choose one (split=..., --split)")
+
+
+def _row_problems(dataset: datasets.DatasetDict, config: Config, held: Config, where: str) -> list[Problem]:
+    """Problems of all splits of an in-memory dataset taken together (IDs unique over the dataset)."""
+    rows: list[Any] = []
+    origins: list[tuple[str, int]] = []
+    for split, ds in dataset.items():
+        rows.extend(ds.to_list())
+        origins.extend((f"{where} [{split}]", i) for i in range(len(ds)))
+    if not rows:
+        return [Problem(0, "*", "the dataset has no rows", file=where)]
+    return find_problems(rows, config == "judge", forbid_gold=held == "public", origins=origins)
+
+
+def _as_dict(loaded: datasets.Dataset | datasets.DatasetDict) -> datasets.DatasetDict:
+    return loaded if isinstance(loaded, datasets.DatasetDict) else datasets.DatasetDict({DEFAULT_SPLIT: loaded})
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, int]]:
+    """A generated-data spec split into its name and arguments; any other spec is returned as is.
+
+    >>> parse_spec("synthetic:contexts=50,seed=1")
+    ('synthetic', {'contexts': 50, 'seed': 1})
+    >>> parse_spec("data/train.jsonl")
+    ('data/train.jsonl', {})
+    """
+    name, sep, rest = spec.partition(":")
+    if name not in GENERATED:
+        return spec, {}
+    known = GENERATED[name]
+    args: dict[str, int] = {}
+    for part in rest.split(",") if sep else []:
+        key, _, value = (x.strip() for x in part.partition("="))
+        if key not in known:
+            takes = f"its arguments are {', '.join(known)}" if known else "it takes no arguments"
+            raise DataSourceError(f"data spec {spec!r}: {name} has no argument {key!r}; {takes}")
+        if key in args:
+            raise DataSourceError(f"data spec {spec!r}: {key} is given twice")
+        try:
+            args[key] = int(value)
+        except ValueError:
+            raise DataSourceError(f"data spec {spec!r}: {key} needs an integer value ({key}=N)") from None
+    return name, args
+
+
+def _load_in_memory(name: str, config: Config, cache_dir: str | Path | None) -> datasets.DatasetDict:
+    """Sources that are not files in the schema: synthetic, a save_to_disk folder, a Hub repo."""
+    base, args = parse_spec(name)
+    if base == "synthetic":
+        from gacc_hf.data.synthetic import synthetic
+
+        try:
+            return datasets.DatasetDict({DEFAULT_SPLIT: synthetic(**args)})
+        except ValueError as exc:
+            raise DataSourceError(f"data spec {name!r}: {exc}") from exc
+    if Path(name).is_dir():
+        return _as_dict(datasets.load_from_disk(name))
+    require_online(f"load the Hub dataset {name!r}")
+    try:
+        return _as_dict(datasets.load_dataset(name, config, cache_dir=None if cache_dir is None else str(cache_dir)))
+    except (OSError, ValueError) as exc:
+        raise DataSourceError(f"cannot load {name!r} from the Hub: {exc}") from exc
+
+
+def spec_kind(name: str) -> str:
+    """'sample', 'synthetic', 'files', 'saved' or 'hub'; DataSourceError when the spec names nothing."""
+    base, _args = parse_spec(name)
+    if base in GENERATED:
+        return base
+    path = Path(name)
+    if path.exists():
+        return "saved" if path.is_dir() and is_saved_dataset(path) else "files"
+    if HUB_ID.match(name) and path.suffix not in DATA_SUFFIXES:
+        return "hub"
+    raise DataSourceError(
+        f"no such file or folder: {name!r} (a spec is 'sample', 'synthetic', a .jsonl/.parquet file or folder, "
+        "a save_to_disk folder or a Hub repo id owner/name)"
+    )
+
+
+def load_any(
+    spec: str | os.PathLike[str],
+    config: Config = "judge",
+    *,
+    split: str | None = None,
+    cache_dir: str | Path | None = None,
+) -> datasets.Dataset:
+    """The validated dataset a spec names, in the asked view (see the module doc for the specs).
+
+    `split` chooses among several splits (needed only when there are several). `cache_dir` is the
+    `datasets` cache (default: HF_DATASETS_CACHE). Invalid data raises DataValidationError naming every
+    file, row and field at fault, before anything is written.
+    """
+    _check_config(config)
+    name = os.fspath(spec)
+    kind = spec_kind(name)
+    if kind == "sample":
+        return _pick(datasets.DatasetDict({DEFAULT_SPLIT: load_sample(config)}), split, "the sample")
+    if kind == "files":
+        files, _held = data_files(name, config)
+        return _pick(build(files, config, cache_dir=cache_dir), split, name)
+    loaded = _load_in_memory(name, config, cache_dir)
+    problems = _row_problems(loaded, config, "judge", name)  # a public view drops gold, so gold is no leak here
+    if problems:
+        raise DataValidationError(problems)
+    chosen = _pick(loaded, split, name)
+    return public_view(chosen) if config == "public" else chosen
+
+
+def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = None) -> list[Problem]:
+    """Every problem of the data a spec names, without raising for bad rows (what `gacc data validate` lists).
+
+    With `config=None` every view the data holds is checked: the judge view, and also the public files
+    of a folder built by `gacc data build` (which must not carry gold); data that holds only the public
+    view (no gold anywhere) is checked as a public view.
+    """
+    name = os.fspath(spec)
+    kind = spec_kind(name)
+    if config is not None:
+        _check_config(config)
+
+    def view_problems(view: Config) -> list[Problem]:
+        if kind in ("sample", "files"):
+            files, held = data_files(SAMPLE_PATH if kind == "sample" else name, view)
+            flat = [p for paths in files.values() for p in paths]
+            return find_file_problems(flat, view == "judge", forbid_gold=held == "public")
+        return _row_problems(_load_in_memory(name, view, None), view, view, name)
+
+    if config is not None:
+        return view_problems(config)
+    configs = set(card_configs(name)) if kind == "files" else set()
+    if configs == {"public"}:
+        return view_problems("public")
+    problems = view_problems("judge")
+    if is_public_view(problems):
+        return view_problems("public")
+    return problems + (view_problems("public") if {"public", "judge"} <= configs else [])
+
+
+def check_hub_folder(folder: str | Path) -> Mapping[str, Files]:
+    """The files of a folder ready to push (a card with both configs, valid data); raises otherwise."""
+    folder = Path(folder)
+    configs = card_configs(folder)
+    if not {"public", "judge"} <= set(configs):
+        raise DataSourceError(
+            f"{folder} is not a built GACC folder (its README.md card lacks the public and judge configs); "
+            "run `gacc data build SRC OUT` first"
+        )
+    problems = find_spec_problems(folder)
+    if problems:
+        raise DataValidationError(problems)
+    return {view: data_files(folder, view)[0] for view in CONFIGS}

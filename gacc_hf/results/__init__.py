@@ -1,0 +1,1 @@
+"""Stage 7, the results: what a run returns, its folder on disk, the report and the plots."""

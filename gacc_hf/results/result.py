@@ -1,0 +1,68 @@
+"""`BenchmarkResult`: what one `run_benchmark` call returns, held in memory (the folder format is `results.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+Table = Literal["scores", "memories", "answers"]
+
+
+@dataclass
+class BenchmarkResult:
+    """Everything a run produced: scores, the memory ledger, per-question answers, counters."""
+
+    scores: list[dict[str, Any]]
+    memories: list[dict[str, Any]]
+    answers: list[dict[str, Any]]
+    calls: dict[str, int]
+    integrity: dict[str, int]
+    config: dict[str, Any]
+    tokenizer: dict[str, Any]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    exposures: list[dict[str, Any]] = field(default_factory=list)  # memory rows holding held-out text
+    seconds: dict[str, float] = field(default_factory=dict)  # time inside each role's model calls
+    method_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # the same per role and method name
+    generated_tokens: dict[str, int] = field(default_factory=dict)  # cl100k tokens of this run's outputs
+
+    def to_pandas(self, table: Table = "scores") -> pd.DataFrame:
+        """One table of the run as a DataFrame: `scores` (one row per compressor, condition and ratio),
+        `memories` (the ledger) or `answers` (one row per question)."""
+        import pandas as pd
+
+        if table not in ("scores", "memories", "answers"):
+            raise ValueError(f"table must be 'scores', 'memories' or 'answers', got {table!r}")
+        return pd.DataFrame(getattr(self, table))
+
+    def save(self, folder: str | Path, command: Sequence[str] | None = None) -> Path:
+        """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,
+        config.yaml), all at once (see `gacc_hf.results.folder`); returns the path of results.json.
+
+        `command` is the command line that made the run, recorded with any credentials redacted."""
+        from gacc_hf.redaction import redact
+        from gacc_hf.results.report import write_results  # lazy: the report layer imports this module
+        from gacc_hf.run.config import CONFIG_FILE, from_result_config
+
+        config = from_result_config(self.config)
+        shown = None if command is None else [redact(part) for part in command]
+        return write_results(self, folder, shown, extra=lambda stage: config.dump(stage / CONFIG_FILE))
+
+    def score_table(self) -> str:
+        """The scores as a fixed-width text table."""
+        head = (
+            f"{'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
+            f"{'micro 95% CI':>15} {'n_q':>6} {'err':>4}"
+        )
+        lines = [head, "-" * len(head)]
+        for s in self.scores:
+            ci = "" if s["micro_ci_low"] is None else f"[{s['micro_ci_low']:.3f},{s['micro_ci_high']:.3f}]"
+            lines.append(
+                f"{s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
+                f"{s['macro']:>7.3f} {ci:>15} {s['n_questions']:>6} {s['n_errors']:>4}"
+            )
+        return "\n".join(lines)

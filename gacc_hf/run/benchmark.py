@@ -1,0 +1,196 @@
+"""`run_benchmark`: validate -> plan -> memories -> answers -> verdicts -> scores.
+
+This module only orchestrates; each step lives in the module named for it: `planning` (ledger rows and
+memory keys), `executor` (calls through the cache, failure policy), `memories` (compress once, ceilings),
+`reading` (answers and verdicts), `integrity` (the audits), `scoring` (Micro, Macro, evidence recall,
+CIs). Everything is validated (data, ratios, conditions, method names and identities) before any model
+call, and every model output goes through the content-addressed cache, so a rerun resumes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from gacc_hf.budget import PROTOCOL_VERSION, RatioLike, exact_ratio
+from gacc_hf.data.fingerprint import fingerprint
+from gacc_hf.data.loading import load_any, spec_kind
+from gacc_hf.data.schema import Group, validate
+from gacc_hf.results.result import BenchmarkResult
+from gacc_hf.run.cache import Cache
+from gacc_hf.run.calls import Executor, MethodError, OnError, resolve_method
+from gacc_hf.run.compress import compute_memories, fill_ledger
+from gacc_hf.run.conditions import GoalAssigner, check_conditions
+from gacc_hf.run.config import check_limit, limited_count
+from gacc_hf.run.plan import plan_memories
+from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
+from gacc_hf.run.read import read_and_judge
+from gacc_hf.scoring.integrity import budget_violations, count_errors, find_exposures
+from gacc_hf.scoring.scores import score_answers
+from gacc_hf.tokenizer import get_codec
+
+__all__ = ["BenchmarkResult", "MethodError", "check_ratios", "run_benchmark"]
+
+
+def _as_list(spec: Any) -> list[Any]:
+    return list(spec) if isinstance(spec, list | tuple) else [spec]
+
+
+def check_ratios(ratios: RatioLike | Sequence[RatioLike]) -> list[tuple[RatioLike, Any]]:
+    """(ratio as given, exact fraction) pairs; one number is one ratio; equal ratios are refused.
+
+    Refused rather than deduplicated: `0.1, 0.10` is most likely a typo for another ratio, and silently
+    merging it would hide that while a duplicated cell would double its questions and narrow its CIs.
+    """
+    given = [ratios] if isinstance(ratios, int | float | str) or not isinstance(ratios, Sequence) else list(ratios)
+    if not given:
+        raise ValueError("at least one retention ratio is required")
+    pairs = [(r, exact_ratio(r)) for r in given]
+    seen: dict[Any, RatioLike] = {}
+    for r, exact in pairs:
+        if exact in seen:
+            raise ValueError(f"retention ratio {r!r} is given twice (equal to {seen[exact]!r}); give each ratio once")
+        seen[exact] = r
+    return pairs
+
+
+def _data_identity(dataset: Any, groups: list[Group], spec: str | None, split: str | None) -> dict[str, Any]:
+    """What the data was: its spec and kind as the caller named it, and a content fingerprint that holds
+    whatever it was called (rows handed over in memory have no spec: kind `in-memory`)."""
+    spec = spec if spec is not None else (str(dataset) if isinstance(dataset, str | os.PathLike) else None)
+    return {
+        "spec": spec,
+        "kind": "in-memory" if spec is None else spec_kind(spec),
+        "split": split,
+        "view": "judge",
+        "fingerprint": fingerprint(groups),
+        "n_groups": len(groups),
+        "n_contexts": len({g.context_id for g in groups}),
+        "n_questions": sum(len(g.questions) for g in groups),
+    }
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def run_benchmark(
+    dataset: Any,
+    compressor: Any = DEFAULTS.compressors,
+    reader: Any = DEFAULTS.reader,
+    judge: Any = DEFAULTS.judge,
+    ratios: RatioLike | Sequence[RatioLike] = DEFAULTS.ratios,
+    conditions: Sequence[str] = DEFAULTS.conditions,
+    cache_dir: str | None = None,
+    seed: int = RUN_DEFAULTS["seed"],
+    *,
+    n_bootstrap: int = RUN_DEFAULTS["n_bootstrap"],
+    batch_size: int = RUN_DEFAULTS["batch_size"],
+    on_error: OnError = RUN_DEFAULTS["on_error"],
+    progress: bool = True,
+    shard: Callable[[list[Group]], list[Group]] | None = None,
+    data_spec: str | None = None,
+    split: str | None = None,
+    limit: int | float | None = None,
+) -> BenchmarkResult:
+    """Run the GACC protocol over judge-config rows and score it.
+
+    The defaults are the main preset's (`gacc_hf.run.presets`), so `run_benchmark(ds)` is the experiment
+    `gacc run` runs; no cache unless `cache_dir` is given.
+
+    `compressor` may be one method or a list; each method is a callable or a registered name.
+    `ratios` may be one number. Validation of the data, ratios, conditions and methods happens before any
+    model call. `shard` picks the groups this process computes (see `gacc_hf.run.distributed`); the plan
+    (cross-goal pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole
+    run. `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is
+    recorded by itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset
+    is validated: a quick, partial run, recorded as such and refused by publishing.
+    """
+    started = _now()
+    original = dataset
+    if isinstance(dataset, str | os.PathLike):  # a data spec: sample, file, folder, saved dataset, Hub id
+        dataset = load_any(dataset)
+    groups = validate(dataset)
+    limited = None
+    if limit is not None:
+        kept = limited_count(check_limit(limit), len(groups))
+        limited = {"value": limit, "groups": kept, "of": len(groups)}
+        groups = groups[:kept]
+    pairs = check_ratios(ratios)
+    exact = [e for _, e in pairs]
+    conds = check_conditions(conditions)
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
+    cached = cache_dir is not None
+    compressors = [resolve_method("compressor", c, cached) for c in _as_list(compressor)]
+    names = [c.name for c in compressors]
+    if len(set(names)) != len(names):
+        raise ValueError(f"compressor names must be distinct, got {names}")
+    read, judged = resolve_method("reader", reader, cached), resolve_method("judge", judge, cached)
+    codec = get_codec()
+    assigner = GoalAssigner(groups, seed)
+    if "cross" in conds:
+        for g in groups:
+            assigner.cross(g)
+    work = groups if shard is None else shard(groups)
+    cache = Cache(cache_dir)
+    try:
+        ex = Executor(cache, on_error, batch_size, progress)
+        texts = list(dict.fromkeys(g.context for g in work))
+        n_tokens = dict(zip(texts, (len(ids) for ids in codec.encode_batch(texts)), strict=True))
+        n_count_errors = count_errors(work, n_tokens, [r for r, _ in pairs], cache, progress)
+        plan = plan_memories(work, compressors, conds, exact, assigner, n_tokens, codec)
+        memories = compute_memories(plan, compressors, ex, codec)
+        fill_ledger(plan, memories, {g.goal_id: g.questions for g in work})
+        exposures = find_exposures(plan.ledger, memories, groups, plan.shown_goals)
+        violations = budget_violations(plan.ledger, memories, codec)
+        answers = read_and_judge(work, plan.ledger, memories, read, judged, ex)
+    finally:
+        cache.close()
+    scores = score_answers(answers, n_bootstrap, seed)
+    return BenchmarkResult(
+        scores=scores,
+        memories=plan.ledger,
+        answers=answers,
+        calls=dict(ex.calls),
+        integrity={"budget_violations": violations, "count_errors": n_count_errors, "exposures": len(exposures)},
+        config={
+            "compressors": [{"name": c.name, "revision": c.revision} for c in compressors],
+            "reader": {"name": read.name, "revision": read.revision},
+            "judge": {"name": judged.name, "revision": judged.revision},
+            "methods": {"compressors": [c.spec for c in compressors], "reader": read.spec, "judge": judged.spec},
+            "ratios": [float(r) for r in exact],
+            "conditions": list(conds),
+            "seed": seed,
+            "n_bootstrap": n_bootstrap,
+            "batch_size": batch_size,
+            "on_error": on_error,
+            "cache_dir": cache_dir,
+            "n_groups": len(groups),
+            "n_questions": sum(len(g.questions) for g in groups),
+            "data": _data_identity(original, groups, data_spec, split),
+            "limit": limited,
+            "protocol_version": PROTOCOL_VERSION,
+            "gacc_hf_version": _version(),
+            "started_at": started,
+            "finished_at": _now(),
+        },
+        tokenizer=codec.identity(),
+        errors=ex.errors,
+        exposures=exposures,
+        seconds={role: round(s, 3) for role, s in ex.seconds.items()},
+        method_seconds={role: {name: round(s, 3) for name, s in m.items()} for role, m in ex.method_seconds.items()},
+        generated_tokens=dict(ex.generated_tokens),
+    )
+
+
+def _version() -> str:
+    from gacc_hf import __version__
+
+    return __version__

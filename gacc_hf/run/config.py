@@ -1,0 +1,215 @@
+"""Run config files (YAML or TOML): load and check them, resolve a run, write the resolved config back.
+
+A run is resolved in three layers: the preset (`gacc_hf.run.presets`), then the config file, then the
+options given on the command line. Every results folder holds the resolved run as `config.yaml`, so
+`gacc run --config <results>/config.yaml` runs the same experiment again (on the same cache: 0 model
+calls). A file with an unknown key or a value of the wrong type is refused with the key named, before
+any data is loaded.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_preset
+
+CONFIG_FILE = "config.yaml"
+Limit = int | float
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_number(v: Any) -> bool:
+    return _is_int(v) or isinstance(v, float)
+
+
+def _str_list(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+# key -> (check, what the value must be); None is allowed where the description says so
+_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "preset": (lambda v: isinstance(v, str) and v in PRESETS, f"a preset name: {', '.join(PRESETS)}"),
+    "data": (lambda v: v is None or isinstance(v, str), "a string (a data spec) or null"),
+    "split": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "limit": (lambda v: v is None or _is_number(v), "a number (groups, or a fraction below 1) or null"),
+    "compressors": (_str_list, "a list of strings"),
+    "reader": (lambda v: isinstance(v, str), "a string"),
+    "judge": (lambda v: isinstance(v, str), "a string"),
+    "conditions": (_str_list, "a list of strings"),
+    "ratios": (lambda v: isinstance(v, list) and all(_is_number(x) for x in v), "a list of numbers"),
+    "seed": (_is_int, "an integer"),
+    "bootstrap": (_is_int, "an integer"),
+    "batch_size": (_is_int, "an integer"),
+    "cache_dir": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "on_error": (lambda v: v in ("raise", "record"), "'raise' or 'record'"),
+}
+KEYS = tuple(_TYPES)
+
+
+class RunConfigError(ValueError):
+    """A config file or a run option is unusable; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One fully resolved run: everything `gacc run` needs, nothing left to a default."""
+
+    data: str
+    split: str | None
+    limit: Limit | None
+    compressors: list[str]
+    reader: str
+    judge: str
+    conditions: list[str]
+    ratios: list[float]
+    seed: int
+    bootstrap: int
+    batch_size: int
+    cache_dir: str | None
+    on_error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def dump(self, path: str | Path) -> Path:
+        """Write this config as YAML that `gacc run --config` reads back to the same run."""
+        path = Path(path)
+        head = "# The resolved run: `gacc run --config <this file>` runs it again (options given override it).\n"
+        path.write_text(head + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+        return path
+
+
+def check(values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """The values if every key is known and every value has its type; RunConfigError naming the key otherwise."""
+    for key, value in values.items():
+        if key not in _TYPES:
+            near = difflib.get_close_matches(str(key), KEYS, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise RunConfigError(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(KEYS)}")
+        ok, what = _TYPES[key]
+        if not ok(value):
+            raise RunConfigError(f"{where}: {key} must be {what}, got {type(value).__name__} {value!r}")
+    if values.get("limit") is not None:
+        check_limit(values["limit"], f"{where}: limit")
+    return dict(values)
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    """The checked keys of a `.yaml`/`.yml`/`.toml` run config file (only the keys it sets)."""
+    path = Path(path)
+    if not path.is_file():
+        raise RunConfigError(f"{path}: no such config file")
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix == ".toml":
+            values: Any = tomllib.loads(text)
+        elif path.suffix in (".yaml", ".yml"):
+            values = yaml.safe_load(text)
+        else:
+            raise RunConfigError(f"{path}: a config file is .yaml, .yml or .toml, not {path.suffix or 'no suffix'!r}")
+    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+        raise RunConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from exc
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise RunConfigError(f"{path}: a config file holds keys and values, got {type(values).__name__}")
+    return check(values, str(path))
+
+
+def check_limit(value: Any, where: str = "limit") -> Limit:
+    """A whole number of groups >= 1, or a fraction of the groups in (0, 1)."""
+    if _is_int(value) and value >= 1:
+        return int(value)
+    if isinstance(value, float) and 0 < value < 1:
+        return value
+    raise RunConfigError(f"{where} must be a number of groups >= 1 or a fraction in (0, 1), got {value!r}")
+
+
+def parse_limit(text: str) -> Limit:
+    """`--limit` on the command line: `5` (groups) or `0.1` (a tenth of them)."""
+    try:
+        value: Any = int(text)
+    except ValueError:
+        try:
+            value = float(text)
+        except ValueError:
+            raise RunConfigError(f"--limit must be a number, got {text!r}") from None
+    return check_limit(value, "--limit")
+
+
+def limited_count(limit: Limit, n_groups: int) -> int:
+    """How many groups (the first ones) a limit keeps: N itself, or the fraction rounded up (at least 1)."""
+    return min(n_groups, limit if isinstance(limit, int) else max(1, math.ceil(limit * n_groups)))
+
+
+def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any]) -> RunConfig:
+    """The run from the preset, overridden by the file's values, overridden by the options given.
+
+    `given` holds the options set on the command line (None = not given); the preset is the one
+    given, else the file's, else the default.
+    """
+    given = {k: v for k, v in given.items() if v is not None}
+    chosen = get_preset(given.get("preset") or file_values.get("preset") or DEFAULT_PRESET)
+    base = {
+        "data": chosen.data,
+        "split": None,
+        "limit": None,
+        "compressors": list(chosen.compressors),
+        "reader": chosen.reader,
+        "judge": chosen.judge,
+        "conditions": list(chosen.conditions),
+        "ratios": list(chosen.ratios),
+        "bootstrap": RUN_DEFAULTS["n_bootstrap"],
+        **{k: RUN_DEFAULTS[k] for k in ("seed", "batch_size", "cache_dir", "on_error")},
+    }
+    merged = {**base, **file_values, **given}
+    merged.pop("preset", None)
+    if merged["data"] is None:
+        raise RunConfigError("data: the config names no data (the run was on an in-memory dataset); give --data")
+    merged["ratios"] = [float(r) for r in merged["ratios"]]
+    return RunConfig(**{f.name: merged[f.name] for f in fields(RunConfig)})
+
+
+def from_result_config(config: Mapping[str, Any]) -> RunConfig:
+    """The run a `result.config` records, as a config that reproduces it.
+
+    Methods are taken as they were named (`methods`), else by their registered names; the data as it
+    was named (`data.spec`: None for an in-memory dataset, which `--data` must then supply).
+    """
+    data = config.get("data") or {}
+    methods = config.get("methods") or {}
+    limit = config.get("limit") or {}
+    return RunConfig(
+        data=data.get("spec"),  # type: ignore[arg-type]
+        split=data.get("split"),
+        limit=limit.get("value"),
+        compressors=list(methods.get("compressors") or [c["name"] for c in config["compressors"]]),
+        reader=methods.get("reader") or config["reader"]["name"],
+        judge=methods.get("judge") or config["judge"]["name"],
+        conditions=list(config["conditions"]),
+        ratios=[float(r) for r in config["ratios"]],
+        seed=int(config["seed"]),
+        bootstrap=int(config["n_bootstrap"]),
+        batch_size=int(config["batch_size"]),
+        cache_dir=config.get("cache_dir"),
+        on_error=str(config["on_error"]),
+    )
+
+
+def partial_run(config: Mapping[str, Any]) -> str | None:
+    """What makes a run partial (a --limit that left groups out), or None for a run over the whole data."""
+    limit = config.get("limit")
+    if limit and limit["groups"] < limit["of"]:
+        return f"a partial run (limit {limit['value']}: the first {limit['groups']} of {limit['of']} groups)"
+    return None

@@ -1,0 +1,300 @@
+"""One benchmark over several processes: `accelerate launch -m gacc_hf run ...` or `gacc run --num-processes N`.
+
+Every rank validates and plans the whole dataset (the cross-goal pairing needs every group), then computes
+only its shard: the groups of the contexts assigned to it. A memory key binds the context text, and every
+memory of a context (own, none, cross, the ceilings; the token count too) belongs to the groups of that context,
+so sharding by context text gives each memory to exactly one rank: no memory is computed twice and the
+compressor calls of all ranks add up to those of one process. Ranks of one machine share the
+content-addressed cache (SQLite in WAL mode: safe for several processes of one host, not across hosts on a
+network file system: there, give each machine its own cache and combine them with `gacc cache merge`;
+entries are immutable). Rank 0 gathers the per-rank
+results over a gloo process group and merges them into what one process would have produced: the same
+ledger, answers and errors in the same order, scores recomputed from them, calls and integrity counters
+summed. A killed rank makes the launcher stop the others; the same command resumes from the cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from gacc_hf.data.schema import Group
+from gacc_hf.results.result import BenchmarkResult
+from gacc_hf.run.benchmark import run_benchmark
+from gacc_hf.run.cache import text_hash
+from gacc_hf.scoring.scores import score_answers
+
+# (rank, world size, local rank) variables: torchrun / `accelerate launch`, then the MPI launchers
+# `accelerate launch` uses for multi-CPU runs across machines.
+_ENV_TRIPLES = (
+    ("RANK", "WORLD_SIZE", "LOCAL_RANK"),
+    ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
+    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
+    ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK"),
+)
+# Ranks wait for the slowest shard at the gather: allow for long model runs.
+GATHER_TIMEOUT = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class Topology:
+    """Where this process stands among the processes of one run."""
+
+    rank: int = 0
+    world_size: int = 1
+    local_rank: int = 0
+
+    @property
+    def is_main(self) -> bool:
+        return self.rank == 0
+
+
+def detect(environ: Mapping[str, str] | None = None) -> Topology:
+    """The topology the launcher put in the environment; a plain process is rank 0 of 1.
+
+    >>> detect({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"})
+    Topology(rank=1, world_size=2, local_rank=1)
+    >>> detect({})
+    Topology(rank=0, world_size=1, local_rank=0)
+    """
+    env = os.environ if environ is None else environ
+    for rank_var, world_var, local_var in _ENV_TRIPLES:
+        if rank_var in env and world_var in env:
+            try:
+                rank, world = int(env[rank_var]), int(env[world_var])
+                local = int(env.get(local_var, rank))
+            except ValueError as exc:
+                raise ValueError(f"{rank_var}/{world_var}/{local_var} must be integers: {exc}") from exc
+            if world < 1 or not 0 <= rank < world or local < 0:
+                raise ValueError(f"inconsistent {rank_var}={rank} {world_var}={world} {local_var}={local}")
+            return Topology(rank, world, local)
+    return Topology()
+
+
+def assign_contexts(groups: Sequence[Group], world_size: int) -> dict[str, int]:
+    """The rank of every distinct context text (keyed by its sha256), balancing the estimated work.
+
+    Work of a context ~ its length x (memories + answers), i.e. x (groups + questions). Greedy: heaviest
+    context first onto the least loaded rank; ties go by hash and rank, so every rank derives the same map.
+
+    >>> from gacc_hf.data.schema import Question
+    >>> q = (Question("q", "What?", ("x",)),)
+    >>> gs = [Group(c, "s", c * 10, f"g{i}", "goal", q) for i, c in enumerate("aabc")]
+    >>> sorted(assign_contexts(gs, 2).values())
+    [0, 1, 1]
+    """
+    if world_size < 1:
+        raise ValueError(f"world_size must be >= 1, got {world_size}")
+    weight: dict[str, int] = {}
+    for g in groups:
+        h = text_hash(g.context)
+        weight[h] = weight.get(h, 0) + len(g.context) * (1 + len(g.questions))
+    load = [0] * world_size
+    owner: dict[str, int] = {}
+    for h in sorted(weight, key=lambda h: (-weight[h], h)):
+        rank = min(range(world_size), key=lambda r: (load[r], r))
+        owner[h] = rank
+        load[rank] += weight[h]
+    return owner
+
+
+class ContextShard:
+    """The `shard` hook of `run_benchmark`: keeps the groups whose context this rank owns.
+
+    It also remembers the order of all groups it was shown, which the merge on rank 0 restores.
+    """
+
+    def __init__(self, topology: Topology) -> None:
+        self.topology = topology
+        self.goal_order: list[str] = []
+
+    def __call__(self, groups: list[Group]) -> list[Group]:
+        self.goal_order = [g.goal_id for g in groups]
+        owner = assign_contexts(groups, self.topology.world_size)
+        return [g for g in groups if owner[text_hash(g.context)] == self.topology.rank]
+
+
+def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> BenchmarkResult:
+    """The result one process would have produced, from the results of disjoint shards.
+
+    Rows of one group all come from one shard in plan order, so a stable sort by the group's dataset
+    position restores the single-process order; scores are recomputed from the merged answers (same
+    bootstrap seed, same rows: same intervals).
+    """
+    if not parts:
+        raise ValueError("nothing to merge")
+    position = {goal: i for i, goal in enumerate(goal_order)}
+    memories = sorted((row for p in parts for row in p.memories), key=lambda row: position[row["goal_id"]])
+    answers = sorted((row for p in parts for row in p.answers), key=lambda row: position[row["goal_id"]])
+    first = parts[0]
+    return BenchmarkResult(
+        scores=score_answers(answers, first.config["n_bootstrap"], first.config["seed"]),
+        memories=memories,
+        answers=answers,
+        calls={role: sum(p.calls[role] for p in parts) for role in first.calls},
+        integrity={name: sum(p.integrity[name] for p in parts) for name in first.integrity},
+        config={
+            **first.config,
+            "started_at": min(p.config["started_at"] for p in parts),
+            "finished_at": max(p.config["finished_at"] for p in parts),
+        },
+        tokenizer=first.tokenizer,
+        errors=_merge_errors(parts, memories, answers),
+        exposures=sorted((row for p in parts for row in p.exposures), key=lambda row: position[row["goal_id"]]),
+        seconds={role: round(sum(p.seconds.get(role, 0.0) for p in parts), 3) for role in first.seconds},
+        method_seconds=_merge_method_seconds(parts),
+        generated_tokens={role: sum(p.generated_tokens.get(role, 0) for p in parts) for role in first.generated_tokens},
+    )
+
+
+def _merge_method_seconds(parts: Sequence[BenchmarkResult]) -> dict[str, dict[str, float]]:
+    """Each method's time summed over the ranks, methods in the order the ranks first ran them."""
+    merged: dict[str, dict[str, float]] = {}
+    for p in parts:
+        for role, by_method in p.method_seconds.items():
+            into = merged.setdefault(role, {})
+            for name, seconds in by_method.items():
+                into[name] = into.get(name, 0.0) + seconds
+    return {role: {name: round(s, 3) for name, s in by_method.items()} for role, by_method in merged.items()}
+
+
+def _merge_errors(
+    parts: Sequence[BenchmarkResult], memories: list[dict[str, Any]], answers: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Errors in single-process order: by role (compressors in config order, reader, judge), then by the
+    plan position of the first row the failure reached (each message names its item, so it is unique)."""
+    seen: dict[str, int] = {}
+    for rows in (memories, answers):
+        for i, row in enumerate(rows):
+            if row.get("error") is not None:
+                seen.setdefault(row["error"], i)
+    methods = [c["name"] for c in parts[0].config["compressors"]]
+
+    def phase(error: dict[str, Any]) -> int:
+        if error["role"] == "compressor":
+            return methods.index(error["method"]) if error["method"] in methods else 0
+        return len(methods) + (error["role"] == "judge")
+
+    errors = [e for p in parts for e in p.errors]
+    return sorted(errors, key=lambda e: (phase(e), seen.get(e["error"], math.inf)))
+
+
+@contextlib.contextmanager
+def process_group(topology: Topology) -> Iterator[Any]:
+    """A gloo process group over the launcher's ranks (CPU objects only; GPUs are left to the methods).
+
+    Joins an existing default group (e.g. NCCL set up by accelerate) through a new gloo subgroup. On a
+    CUDA machine each rank's default device becomes `cuda:<local rank>`, so models do not pile up on GPU 0.
+    """
+    import torch
+    import torch.distributed as dist
+
+    if torch.cuda.is_available():
+        torch.cuda.set_device(topology.local_rank % torch.cuda.device_count())
+    if dist.is_initialized():
+        yield dist.new_group(backend="gloo", timeout=GATHER_TIMEOUT)
+        return
+    missing = [v for v in ("MASTER_ADDR", "MASTER_PORT") if v not in os.environ]
+    if missing:
+        raise RuntimeError(
+            f"{topology.world_size} processes but {', '.join(missing)} unset: start them with "
+            "`accelerate launch` (or torchrun), or use `gacc run --num-processes N`"
+        )
+    dist.init_process_group("gloo", rank=topology.rank, world_size=topology.world_size, timeout=GATHER_TIMEOUT)
+    try:
+        yield None
+    finally:
+        dist.destroy_process_group()
+
+
+def run_benchmark_sharded(
+    dataset: Any, *, topology: Topology | None = None, **kwargs: Any
+) -> tuple[BenchmarkResult | None, list[dict[str, int]]]:
+    """`run_benchmark` over all ranks of the launch: rank 0 gets the merged result, other ranks None.
+
+    Also returns the calls of each rank (on rank 0), which show the work split. With one process this is
+    exactly `run_benchmark`. Progress bars are shown by rank 0 only.
+    """
+    topo = topology or detect()
+    if topo.world_size == 1:
+        result = run_benchmark(dataset, **kwargs)
+        return result, [dict(result.calls)]
+    import torch.distributed as dist
+
+    shard = ContextShard(topo)
+    kwargs["progress"] = kwargs.get("progress", True) and topo.is_main
+    with process_group(topo) as group:
+        part = run_benchmark(dataset, shard=shard, **kwargs)
+        parts: list[BenchmarkResult] | None = [part] * topo.world_size if topo.is_main else None
+        dist.gather_object(part, parts, dst=0, group=group)
+    if parts is None:
+        return None, []
+    return merge(parts, shard.goal_order), [dict(p.calls) for p in parts]
+
+
+def free_port() -> int:
+    """A TCP port free on this machine now, for the rendezvous of a local launch."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def strip_option(argv: Sequence[str], option: str) -> list[str]:
+    """`argv` without `option VALUE` / `option=VALUE`.
+
+    >>> strip_option(["run", "--num-processes", "2", "--seed=1"], "--num-processes")
+    ['run', '--seed=1']
+    """
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == option:
+            skip = True
+        elif not arg.startswith(option + "="):
+            out.append(arg)
+    return out
+
+
+def launch_command(argv: Sequence[str], num_processes: int, port: int) -> list[str]:
+    """The `accelerate launch` command that runs `python -m gacc_hf <argv>` on `num_processes` local ranks.
+
+    `--multi_gpu` is what makes accelerate start one process per rank through torchrun; on a machine
+    without GPUs the ranks simply run on the CPU (one thread each, as torchrun sets OMP_NUM_THREADS=1).
+    """
+    if num_processes < 2:
+        raise ValueError(f"num_processes must be >= 2 to launch, got {num_processes}")
+    return [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        str(num_processes),
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(port),
+        "-m",
+        "gacc_hf",
+        *argv,
+    ]
+
+
+def launch(argv: Sequence[str], num_processes: int) -> int:
+    """Run `gacc <argv>` (without `--num-processes`) on `num_processes` local ranks; the exit status."""
+    cmd = launch_command(strip_option(argv, "--num-processes"), num_processes, free_port())
+    return subprocess.run(cmd, check=False).returncode

@@ -1,0 +1,107 @@
+"""Answers and verdicts: every question read from its group's memory, every answer judged.
+
+The reader gets `ReaderInput(memory, question)`, one question at a time (DESIGN 1.5); the items of one
+memory are planned next to each other so that a prefix-caching reader can reuse the memory's prefill.
+The judge gets `JudgeInput(question, answer, references, source)`: gold and the source enter only here
+(DESIGN 1.6). Answer keys bind the memory, question and reader; verdict keys bind question, answer,
+references, source and judge, so equal work is done once across conditions, ratios and runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any
+
+from gacc_hf.data.schema import Group
+from gacc_hf.protocol import JudgeInput, ReaderInput
+from gacc_hf.run.cache import make_key, text_hash
+from gacc_hf.run.calls import Executor, Method, Task, check_bool, check_str
+from gacc_hf.scoring.evidence import evidence_flags
+
+_ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "ceiling", "context_id", "goal_id", "shown_goal_id")
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _references_hash(references: tuple[str, ...]) -> str:
+    return text_hash(json.dumps(list(references), ensure_ascii=False))
+
+
+def read_and_judge(
+    groups: list[Group],
+    ledger: list[dict[str, Any]],
+    memories: dict[str, dict[str, Any]],
+    read: Method,
+    judged: Method,
+    ex: Executor,
+) -> list[dict[str, Any]]:
+    """One row per (ledger row, question): answer, verdict, evidence and the texts they came from."""
+    by_goal = {g.goal_id: g for g in groups}
+    rows: list[dict[str, Any]] = []
+    read_tasks: dict[str, Task] = {}
+    for entry in ledger:
+        group = by_goal[entry["goal_id"]]
+        mem = memories[entry["memory_key"]]
+        base = {k: entry[k] for k in _ANSWER_ID_COLUMNS}
+        flags = evidence_flags(mem["memory"], group.questions) if "error" not in mem else [False] * len(group.questions)
+        for q, evidence in zip(group.questions, flags, strict=True):
+            row = {
+                **base,
+                "question_id": q.question_id,
+                "question": q.question,
+                "references": list(q.references),
+                "memory_sha256": entry["memory_sha256"],
+                "evidence": evidence,
+                "answer": None,
+                "correct": False,
+                "error": mem.get("error"),
+                "_key": None,
+                "_q": q,
+                "_g": group,
+            }
+            rows.append(row)
+            if "error" in mem:
+                continue
+            key = row["_key"] = make_key(
+                memory=entry["memory_sha256"], question=text_hash(q.question), reader=read.name, revision=read.revision
+            )
+            if key not in read_tasks:
+                label = (
+                    f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, condition={entry['condition']}, "
+                    f"ratio={entry['ratio']:g})"
+                )
+                read_tasks[key] = Task(key, ReaderInput(mem["memory"], q.question), label)
+    answers = ex.run(read, "answer", list(read_tasks.values()), lambda _item, out: {"answer": check_str(out)})
+    judge_tasks: dict[str, Task] = {}
+    for row in rows:
+        if row["_key"] is None:
+            continue
+        value = answers[row["_key"]]
+        if "error" in value:
+            row["error"], row["_key"] = value["error"], None
+            continue
+        q, group = row["_q"], row["_g"]
+        answer = row["answer"] = value["answer"]
+        key = row["_key"] = make_key(
+            question=text_hash(q.question),
+            answer=text_hash(answer),
+            references=_references_hash(q.references),
+            source=text_hash(group.context),
+            judge=judged.name,
+            revision=judged.revision,
+        )
+        if key not in judge_tasks:
+            item = JudgeInput(q.question, answer, q.references, group.context)
+            judge_tasks[key] = Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
+    verdicts = ex.run(judged, "verdict", list(judge_tasks.values()), lambda _item, out: {"correct": check_bool(out)})
+    for row in rows:
+        key = row.pop("_key")
+        del row["_q"], row["_g"]
+        if key is None:
+            continue
+        value = verdicts[key]
+        if "error" in value:
+            row["error"] = value["error"]
+        else:
+            row["correct"] = value["correct"]
+    return rows

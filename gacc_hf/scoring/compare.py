@@ -1,0 +1,242 @@
+"""Paired comparisons of answer rows: two runs, two compressors of one run, or two conditions.
+
+Both sides must have answered the same questions: rows are aligned by (condition, ratio, question_id)
+and the difference is B minus A with a paired goal-bootstrap CI (`scoring.paired_difference`). Two runs
+are compared on the (condition, ratio) cells both have (`shared_cells` says which it skipped); within a
+cell, sides that do not cover the same questions are refused, because an unpaired difference would mix
+a change of method with a change of questions. Two runs must also share their data (content fingerprint),
+reader and judge (`setup_differences`): the same question ids over other data, or under another reader or
+judge, would pass for a change of compressor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from gacc_hf.results.folder import is_ceiling
+from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_difference
+
+Key = tuple[str, float, str]
+GAPS = (("own", "none"), ("own", "cross"))
+
+
+class CompareError(ValueError):
+    """The two sides cannot be paired (different questions, or an unknown compressor)."""
+
+
+def compressors(answers: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Compressor names of answer rows, in first-seen order."""
+    return list(dict.fromkeys(str(r["compressor"]) for r in answers))
+
+
+def methods(answers: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Compressor names of answer rows that are methods (ceilings such as full context and oracle aside)."""
+    rows = list(answers)
+    ceilings = {str(r["compressor"]) for r in rows if is_ceiling(r)}
+    return [n for n in compressors(rows) if n not in ceilings]
+
+
+def _method_id(config: Mapping[str, Any], role: str) -> str:
+    m = config.get(role) or {}
+    return f"{m.get('name')}@{m.get('revision')}"
+
+
+def _data_id(config: Mapping[str, Any]) -> str:
+    d = config.get("data") or {}
+    short = str(d.get("fingerprint")).split(":")[-1][:16]
+    return f"{short} ({d.get('spec')}, split {d.get('split')}, view {d.get('view')})"
+
+
+def setup_differences(
+    config_a: Mapping[str, Any], config_b: Mapping[str, Any], labels: tuple[str, str] = ("A", "B")
+) -> tuple[list[str], list[str]]:
+    """What makes two runs incomparable (data fingerprint, reader, judge), and what cannot be checked.
+
+    The second list names runs that record no data fingerprint (written before gacc-hf recorded it).
+    """
+    differ, unknown = [], []
+    fingerprints = [(c.get("data") or {}).get("fingerprint") for c in (config_a, config_b)]
+    if None in fingerprints:
+        unknown += [
+            f"{label} records no data fingerprint" for label, f in zip(labels, fingerprints, strict=True) if f is None
+        ]
+    elif fingerprints[0] != fingerprints[1]:
+        differ.append(f"data: {labels[0]} ran on {_data_id(config_a)}, {labels[1]} on {_data_id(config_b)}")
+    for role in ("reader", "judge"):
+        a, b = _method_id(config_a, role), _method_id(config_b, role)
+        if a != b:
+            differ.append(f"{role}: {labels[0]} used {a}, {labels[1]} used {b}")
+    return differ, unknown
+
+
+def select(answers: Sequence[Mapping[str, Any]], compressor: str | None, label: str) -> list[Mapping[str, Any]]:
+    """The rows of one compressor; `None` picks the only method (ceilings aside)."""
+    names = compressors(answers)
+    if compressor is None:
+        choices = methods(answers) or names
+        if len(choices) != 1:
+            raise CompareError(f"{label} has compressors {', '.join(choices)}; choose one with --a/--b")
+        compressor = choices[0]
+    if compressor not in names:
+        raise CompareError(f"{label} has no compressor {compressor!r}; it has {', '.join(names)}")
+    return [r for r in answers if r["compressor"] == compressor]
+
+
+def _cell(row: Mapping[str, Any]) -> tuple[str, float]:
+    return str(row["condition"]), float(row["ratio"])
+
+
+def _cells(cells: set[tuple[str, float]]) -> str:
+    return ", ".join(f"{cond} r={ratio:g}" for cond, ratio in sorted(cells))
+
+
+def shared_cells(
+    rows_a: Sequence[Mapping[str, Any]], rows_b: Sequence[Mapping[str, Any]], labels: tuple[str, str] = ("A", "B")
+) -> tuple[list[Mapping[str, Any]], list[Mapping[str, Any]], list[str]]:
+    """The rows of the (condition, ratio) cells both sides have, and one note per cell only one side has.
+
+    >>> a = [{"condition": "own", "ratio": r} for r in (0.1, 0.2)]
+    >>> shared_cells(a, a[1:])[2]
+    ['own r=0.1 (only in A)']
+    """
+    cells = {label: set(map(_cell, rows)) for label, rows in zip(labels, (rows_a, rows_b), strict=True)}
+    shared = set.intersection(*cells.values())
+    if not shared:
+        have = "; ".join(f"{label} has {_cells(cs)}" for label, cs in cells.items())
+        raise CompareError(f"{labels[0]} and {labels[1]} have no (condition, ratio) cell in common: {have}")
+    skipped = [f"{_cells({cell})} (only in {label})" for label, cs in cells.items() for cell in sorted(cs - shared)]
+    return [r for r in rows_a if _cell(r) in shared], [r for r in rows_b if _cell(r) in shared], skipped
+
+
+def _by_key(rows: Iterable[Mapping[str, Any]], label: str) -> dict[Key, Mapping[str, Any]]:
+    out: dict[Key, Mapping[str, Any]] = {}
+    for r in rows:
+        key = (str(r["condition"]), float(r["ratio"]), str(r["question_id"]))
+        if key in out:
+            raise CompareError(f"{label} answers question {key[2]!r} twice at condition={key[0]}, ratio={key[1]:g}")
+        out[key] = r
+    return out
+
+
+def _describe(keys: Iterable[Key]) -> str:
+    ks = sorted(keys)
+    shown = ", ".join(f"{q} ({c}, r={r:g})" for c, r, q in ks[:3])
+    return f"{len(ks)} (e.g. {shown})"
+
+
+def align(
+    rows_a: Iterable[Mapping[str, Any]], rows_b: Iterable[Mapping[str, Any]], labels: tuple[str, str] = ("A", "B")
+) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """Pairs of rows answering the same (condition, ratio, question_id), in A's order.
+
+    >>> a = [{"condition": "own", "ratio": 0.1, "question_id": "q1", "goal_id": "g"}]
+    >>> len(align(a, a))
+    1
+    >>> align(a, [])
+    Traceback (most recent call last):
+    ...
+    gacc_hf.scoring.compare.CompareError: A and B do not cover the same questions: only in A: 1 (e.g. q1 (own, r=0.1))
+    """
+    a, b = _by_key(rows_a, labels[0]), _by_key(rows_b, labels[1])
+    only = ((labels[0], a.keys() - b.keys()), (labels[1], b.keys() - a.keys()))
+    if any(keys for _, keys in only):
+        parts = "; ".join(f"only in {label}: {_describe(keys)}" for label, keys in only if keys)
+        raise CompareError(f"{labels[0]} and {labels[1]} do not cover the same questions: {parts}")
+    pairs = [(row, b[key]) for key, row in a.items()]
+    for ra, rb in pairs:
+        if ra["goal_id"] != rb["goal_id"]:
+            raise CompareError(
+                f"question {ra['question_id']!r} belongs to goal {ra['goal_id']!r} in {labels[0]} "
+                f"but {rb['goal_id']!r} in {labels[1]}: not the same dataset"
+            )
+    return pairs
+
+
+def paired_table(
+    rows_a: Iterable[Mapping[str, Any]],
+    rows_b: Iterable[Mapping[str, Any]],
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    labels: tuple[str, str] = ("A", "B"),
+) -> list[dict[str, Any]]:
+    """B minus A per (condition, ratio), each with Micro/Macro of both sides and paired 95% CIs.
+
+    With `n_boot <= 0` the CI fields are None (no resampling asked for).
+    """
+    cells: dict[tuple[str, float], list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
+    for ra, rb in align(rows_a, rows_b, labels):
+        cells.setdefault((str(ra["condition"]), float(ra["ratio"])), []).append((ra, rb))
+    out = []
+    for (cond, ratio), pairs in cells.items():
+        d = paired_difference(
+            [ra["goal_id"] for ra, _ in pairs],
+            [bool(ra["correct"]) for ra, _ in pairs],
+            [bool(rb["correct"]) for _, rb in pairs],
+            n_boot=n_boot,
+            seed=seed,
+        )
+        out.append({"condition": cond, "ratio": ratio, **_flat(d, with_ci=n_boot > 0)})
+    return out
+
+
+def _flat(d: PairedDifference, with_ci: bool) -> dict[str, Any]:
+    row: dict[str, Any] = {}
+    for m in ("micro", "macro"):
+        ci = getattr(d, f"{m}_diff_ci") if with_ci else (None, None)
+        row.update(
+            {
+                f"{m}_a": getattr(d, f"{m}_a"),
+                f"{m}_b": getattr(d, f"{m}_b"),
+                f"{m}_diff": getattr(d, f"{m}_diff"),
+                f"{m}_diff_ci_low": ci[0],
+                f"{m}_diff_ci_high": ci[1],
+            }
+        )
+    return {**row, "n_questions": d.n_questions, "n_goals": d.n_goals}
+
+
+def condition_gaps(
+    answers: Sequence[Mapping[str, Any]], n_boot: int = DEFAULT_BOOTSTRAP, seed: int = 0
+) -> list[dict[str, Any]]:
+    """own−none and own−cross per compressor and ratio, paired over the same questions.
+
+    A positive gap means the compressor used the goal: its memory served the questions of that goal
+    better than a memory made without it (none) or for another goal (cross).
+    """
+    out = []
+    for name in compressors(answers):
+        rows = [r for r in answers if r["compressor"] == name]
+        present = {r["condition"] for r in rows}
+        for own, other in GAPS:
+            if own not in present or other not in present:
+                continue
+            side = {c: [{**r, "condition": "*"} for r in rows if r["condition"] == c] for c in (own, other)}
+            for cell in paired_table(side[other], side[own], n_boot, seed, labels=(other, own)):
+                cell.pop("condition")
+                out.append({"compressor": name, "gap": f"{own}-{other}", **cell})
+    return out
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:+.1f}"
+
+
+def _diff(row: Mapping[str, Any], m: str) -> str:
+    low, high = row[f"{m}_diff_ci_low"], row[f"{m}_diff_ci_high"]
+    return _pct(row[f"{m}_diff"]) + ("" if low is None else f" [{_pct(low)},{_pct(high)}]")
+
+
+def format_table(rows: Sequence[Mapping[str, Any]], label_a: str, label_b: str) -> str:
+    """The paired table as fixed-width text: B − A in percentage points with its 95% CI."""
+    head = (
+        f"{'condition':<9} {'ratio':>6} {'n_q':>6} {'micro A':>8} {'micro B':>8} {'Δmicro pp [95% CI]':>24} "
+        f"{'macro A':>8} {'macro B':>8} {'Δmacro pp [95% CI]':>24}"
+    )
+    lines = [f"A = {label_a}", f"B = {label_b}", "differences are B − A, in percentage points", head, "-" * len(head)]
+    for r in rows:
+        lines.append(
+            f"{r['condition']:<9} {r['ratio']:>6.3g} {r['n_questions']:>6} {r['micro_a']:>8.3f} {r['micro_b']:>8.3f} "
+            f"{_diff(r, 'micro'):>24} {r['macro_a']:>8.3f} {r['macro_b']:>8.3f} {_diff(r, 'macro'):>24}"
+        )
+    return "\n".join(lines)

