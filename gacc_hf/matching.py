@@ -30,6 +30,7 @@ import regex
 #: Han, Kana and Hangul (and the Kana length mark, a Common-script character used only inside Kana words).
 CJK_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc"
 _CJK = regex.compile(f"[{CJK_CLASS}]")
+_CJK_RUN = regex.compile(f"[{CJK_CLASS}]+")
 #: a decimal point or a time's colon is part of its number (`57.5` is not `57`, `8:30` holds no `30`) ...
 _SEPARATORS = regex.compile(r"(?:(?!(?<=\d)[.:]\d)[\p{P}\p{S}\s])+")
 #: ... and so is an ASCII thousands comma (`1,000` is `1000`); a full-width `，` between digits separates a list
@@ -162,24 +163,33 @@ def f1(answer: str, reference: str) -> float:
     return 2 * precision * recall / (precision + recall)
 
 
-def words_and_bigrams(text: str | Normalized) -> tuple[set[str], set[str]]:
-    """The spaced-script words of a text and its CJK units: adjacent character pairs, and lone characters.
+def cjk_terms(text: str) -> list[str]:
+    """Character bigrams of each Han, Kana or Hangul run of a text (a one-character run is its own term).
 
-    The leak audit's vocabulary: a reference whose words and CJK bigrams all occur in what a
-    compressor was shown could have been assembled from it.
+    How the goal-conditioned rule compressors (`goal-lines`, `bm25`) index Chinese, which has no spaces
+    to find words by; bigrams beat a word segmenter there (measured in `benchmarks/chinese_matching.py`).
+
+    >>> cjk_terms("保留 72 小时的 WAL 段")
+    ['保留', '小时', '时的', '段']
+    """
+    return [
+        bigram
+        for run in _CJK_RUN.findall(unicodedata.normalize("NFKC", text))
+        for bigram in ([run] if len(run) == 1 else (run[i : i + 2] for i in range(len(run) - 1)))
+    ]
+
+
+def words_and_bigrams(text: str | Normalized) -> tuple[set[str], set[str]]:
+    """The spaced-script words of a text and its `cjk_terms`: the leak audit's vocabulary.
+
+    A reference whose words and CJK bigrams all occur in what a compressor was shown could have been
+    assembled from it.
 
     >>> [sorted(units) for units in words_and_bigrams("保留 72 小时的 WAL 段")]
     [['72', 'wal'], ['保留', '小时', '时的', '段']]
     """
     key = text.key if isinstance(text, Normalized) else normalize_answer(text)
-    words: set[str] = set()
-    units: set[str] = set()
-    for run in regex.findall(rf"[{CJK_CLASS}]+|[^ {CJK_CLASS}]+", key):
-        if is_cjk(run[0]):
-            units.update([run] if len(run) == 1 else (run[i : i + 2] for i in range(len(run) - 1)))
-        else:
-            words.update(run.split())
-    return words, units
+    return set(_CJK_RUN.sub(" ", key).split()), set(cjk_terms(key))
 
 
 def cjk_count(text: str) -> int:

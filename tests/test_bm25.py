@@ -62,7 +62,7 @@ def test_text_without_indexable_words_keeps_source_order_quietly():
 
 def test_revision_binds_the_scoring_settings(monkeypatch):
     base = BM25Compressor().revision
-    assert base.startswith("bm25-v1@") and BM25Compressor().revision == base
+    assert base.startswith("bm25-v2@") and BM25Compressor().revision == base
     monkeypatch.setitem(bm25.SETTINGS, "k1", 1.2)
     assert BM25Compressor().revision != base
     assert resolve("compressor", "bm25").name == "bm25"
