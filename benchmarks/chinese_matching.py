@@ -56,9 +56,7 @@ def answers(groups: Iterable[Group]) -> list[tuple[str, str, str, tuple[str, ...
         sentences = split_sentences(g.context)
         for q in g.questions:
             sentence = next((s for s in sentences if contains(s, q.references)), "")
-            other = next(
-                (o.references[0] for o in g.questions if not contains(o.references[0], q.references)), "未知"
-            )
+            other = next((o.references[0] for o in g.questions if not contains(o.references[0], q.references)), "未知")
             out.append((sentence, q.references[0] + "。", f"答案是{other}。", q.references))
     return out
 
@@ -98,17 +96,20 @@ def report(path: Path, segment: Callable[[str], list[str]] | None, embed: bool) 
         "f1 characters": f1_judge(tokens),
     }
     if segment:
-        judges["f1 segmenter words"] = f1_judge(
-            lambda text: [w for w in segment(normalize_answer(text)) if w.strip()]
-        )
+        judges["f1 segmenter words"] = f1_judge(lambda text: [w for w in segment(normalize_answer(text)) if w.strip()])
     print("| judge | right: source sentence | right: reference + 。 | wrong: other reference |")
     print("|---|---|---|---|")
     for name, judge in judges.items():
         print(f"| {name} | {rate(judge, 0)} | {rate(judge, 1)} | {rate(judge, 2)} |")
 
-    oracle = [(oracle_memory(g.context, g.questions, token_budget(len(codec.encode(g.context)), RATIO)).text, g) for g in groups]
-    print(f"\nevidence recall: full {recall((g.context, g) for g in groups):.3f}, oracle@0.2 {recall(oracle):.3f}, "
-          f"empty oracle memories {sum(not m for m, _ in oracle)} of {len(oracle)}")
+    oracle = [
+        (oracle_memory(g.context, g.questions, token_budget(len(codec.encode(g.context)), RATIO)).text, g)
+        for g in groups
+    ]
+    print(
+        f"\nevidence recall: full {recall((g.context, g) for g in groups):.3f}, oracle@0.2 {recall(oracle):.3f}, "
+        f"empty oracle memories {sum(not m for m, _ in oracle)} of {len(oracle)}"
+    )
 
     indexings: dict[str, Callable[[str], list[str]]] = {"bigrams (shipped)": rules.cjk_terms, "none": lambda text: []}
     if segment:
