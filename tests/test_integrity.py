@@ -241,7 +241,7 @@ def test_the_cjk_false_alarm_rule(reference, counts):
 @pytest.mark.parametrize("compressor", ["truncate", "goal-lines", "bm25"])
 def test_built_in_compressors_expose_nothing_on_chinese_data(compressor):
     result = run_benchmark(
-        ZH_ROWS, compressor=compressor, ratios=[0.1, 0.2, 0.5, 1.0], conditions=["own", "none", "cross", "oracle", "full"],
+        ZH_ROWS, compressor=compressor, ratios=[0.1, 0.2, 1.0], conditions=["own", "none", "cross", "oracle", "full"],
         progress=False, n_bootstrap=0, reader="fields", judge="contains"
     )  # fmt: skip
     assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
