@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gacc_hf import run_benchmark
-from gacc_hf.data.schema import Question
+from gacc_hf.budget import token_budget
+from gacc_hf.data.schema import Question, read_rows, validate
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.scoring.evidence import evidence_flags, oracle_memory, oracle_text
+from gacc_hf.text.sentences import split_sentences
+from gacc_hf.tokenizer import get_codec
 
 CONTEXT = "The pool held 25 workers. The disk filled at 09:41.\nNothing else happened. A blue-green deploy followed."
 FIRST = "The pool held 25 workers."
@@ -106,3 +111,26 @@ def test_oracle_never_reaches_a_compressor_and_gold_only_the_judge():
     assert oracle_cells and all(s["ceiling"] and s["compressor"] == "oracle" for s in oracle_cells)
     assert not any(s["ceiling"] for s in result.scores if s["condition"] == "own")
     assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
+
+
+ZH_FIXTURE = Path(__file__).parent / "data" / "zh_fixture.jsonl"
+
+
+def test_chinese_fixture_whole_source_recall_is_one_and_the_oracle_is_chinese_sentences():
+    groups = validate(read_rows(ZH_FIXTURE))
+    codec = get_codec()
+    for g in groups:
+        assert evidence_flags(g.context, g.questions) == [True] * len(g.questions)
+        sentences = oracle_text(g.context, g.questions).split("\n")
+        assert all(s in split_sentences(g.context) and len(s) < 120 for s in sentences)  # sentences, not paragraphs
+        memory = oracle_memory(g.context, g.questions, token_budget(len(codec.encode(g.context)), 0.2)).text
+        assert memory and any(evidence_flags(memory, g.questions))
+
+
+def test_a_paragraph_longer_than_the_budget_still_gives_its_fitting_evidence_sentence():
+    paragraph = "日志按小时切成 gzip 文件，存放在原始目录下，每个文件大约八百兆字节，由采集服务每小时上传一次。" * 4
+    context = paragraph + "转换时设置 num_proc=8。" + paragraph
+    q = Question("q", "并行参数是什么？", ("num_proc=8",))
+    budget = 20
+    assert len(get_codec().encode(paragraph)) > budget
+    assert oracle_memory(context, [q], budget).text == "转换时设置 num_proc=8。"

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
 from gacc_hf import run_benchmark, synthetic
-from gacc_hf.data.schema import load_sample, validate
-from gacc_hf.methods.judges import normalize_answer
+from gacc_hf.data.schema import Group, Question, load_sample, validate
 from gacc_hf.run.cache import Cache
 from gacc_hf.scoring.integrity import (
     MIN_REFERENCE_CHARS,
@@ -17,6 +18,7 @@ from gacc_hf.scoring.integrity import (
     find_exposures,
     independent_budget,
 )
+from gacc_hf.text.matching import normalize_answer
 from gacc_hf.tokenizer import get_codec
 
 SAMPLE = load_sample("judge")
@@ -182,3 +184,64 @@ def test_built_in_rule_compressors_expose_nothing(compressor):
             progress=False, n_bootstrap=0, reader="fields", judge="exact"
         )  # fmt: skip
         assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
+
+
+ZH_ROWS = [json.loads(line) for line in (Path(__file__).parent / "data" / "zh_fixture.jsonl").read_text().splitlines()]
+
+
+def test_a_compressor_writing_chinese_questions_or_gold_is_caught():
+    first = ZH_ROWS[0]["questions"][0]["question"]
+
+    def writes_question(item):
+        return item.context[:50] + first
+
+    caught = run_benchmark(
+        ZH_ROWS, compressor=writes_question, ratios=[1.0], conditions=["own"], progress=False, reader="fields",
+        judge="contains"
+    )  # fmt: skip
+    assert {e["text"] for e in caught.exposures} == {first}
+    novel = "凭据轮换流水线的签名密钥"  # 11 Han characters, bigrams the fixture never shows
+
+    def writes_gold(item):
+        return item.context[:50] + novel
+
+    rows = [dict(r, gold=[dict(r["gold"][0], references=[*r["gold"][0]["references"], novel]), *r["gold"][1:]])
+            for r in ZH_ROWS[:1]]  # fmt: skip
+    loud = run_benchmark(
+        rows,
+        compressor=writes_gold,
+        ratios=[1.0],
+        conditions=["own"],
+        progress=False,
+        reader="fields",
+        judge="contains",
+    )
+    assert [(e["kind"], e["text"]) for e in loud.exposures] == [("reference", novel)]
+
+
+@pytest.mark.parametrize(
+    ("reference", "counts"),
+    [
+        ("签名密钥轮换流水线", True),  # 9 Han characters, bigrams never shown
+        ("签名密钥", False),  # 4 Han characters: weighs 8 < 12, a short form
+        ("失败告警发往邮件组停用", True),  # one new bigram ("组停")
+        ("失败告警发往邮件组已经停用", False),  # long and not in the source, but every bigram is: assembled
+        ("a rotating signing key", True),  # English rule unchanged: 18 characters, new words
+    ],
+)
+def test_the_cjk_false_alarm_rule(reference, counts):
+    context = "失败告警发往邮件组。那个邮件组已经停用。"
+    group = Group("c", "test", context, "c/g", "", (Question("c/g/q", "发往哪里？", (reference,)),))
+    ledger = [{"memory_key": "m", "context_id": "c", "goal_id": "c/g", "shown_goal_id": "", "condition": "own",
+               "compressor": "x", "ratio": 1.0}]  # fmt: skip
+    found = find_exposures(ledger, {"m": {"memory": reference}}, [group], {"": ""})
+    assert [e["text"] for e in found if e["kind"] == "reference"] == ([reference] if counts else [])
+
+
+@pytest.mark.parametrize("compressor", ["truncate", "goal-lines", "bm25"])
+def test_built_in_compressors_expose_nothing_on_chinese_data(compressor):
+    result = run_benchmark(
+        ZH_ROWS, compressor=compressor, ratios=[0.1, 0.2, 1.0], conditions=["own", "none", "cross", "oracle", "full"],
+        progress=False, n_bootstrap=0, reader="fields", judge="contains"
+    )  # fmt: skip
+    assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}

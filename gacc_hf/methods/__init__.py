@@ -95,7 +95,7 @@ def _lingua(variant: str) -> Callable[..., Any]:
 BUILTINS: list[Entry] = [
     Entry("compressor", "truncate", TruncateCompressor, "the head of the source, cut to L by the protocol"),
     Entry("compressor", "goal-lines", GoalLinesCompressor, "lines sharing words with the goal, in source order"),
-    Entry("compressor", "embed", _embed, "sentences closest to the goal by MiniLM embeddings, in source order"),
+    Entry("compressor", "embed", _embed, "goal-closest sentences by MiniLM (English model: no gain on Chinese)"),
     Entry("compressor", "bm25", _bm25, "sentences ranked by BM25 against the goal, in source order"),
     Entry("compressor", "llmlingua", _lingua("llmlingua"), "LLMLingua token pruning by SmolLM2 perplexity (extra)"),
     Entry("compressor", "longllmlingua", _lingua("longllmlingua"), "LongLLMLingua with the goal as question (extra)"),

@@ -17,12 +17,18 @@ import json
 import sys
 from collections.abc import Sequence
 
+import regex
+
 from gacc_hf.protocol import CompressorInput
+from gacc_hf.text import matching
 from gacc_hf.text import sentences as shared
+from gacc_hf.text.matching import CJK_CLASS, cjk_terms
 from gacc_hf.text.sentences import pack, split_sentences
 from gacc_hf.tokenizer import get_codec
 
-#: Lucene BM25 with the usual k1 / b; tokens are lower-cased words of 2+ characters minus English stopwords.
+#: Lucene BM25 with the usual k1 / b; tokens are lower-cased words of 2+ characters minus English stopwords,
+#: and the character bigrams of Chinese text (`gacc_hf.text.matching.cjk_terms`), which has no spaces between words.
+_CJK_RUN = regex.compile(f"[{CJK_CLASS}]+")
 SETTINGS = {"method": "lucene", "k1": 1.5, "b": 0.75, "stopwords": "en", "lower": True}
 
 
@@ -30,7 +36,7 @@ def _tokenize(texts: Sequence[str]) -> list[list[str]]:
     import bm25s
 
     return bm25s.tokenize(
-        list(texts),
+        [_CJK_RUN.sub(lambda run: f" {' '.join(cjk_terms(run[0]))} ", text) for text in texts],
         lower=SETTINGS["lower"],
         stopwords=SETTINGS["stopwords"],
         return_ids=False,
@@ -71,9 +77,9 @@ class BM25Compressor:
         import bm25s  # fail at construction, not at the first call, when the package is missing
 
         # the code of this module and of the shared splitter / packer: editing either re-keys the cache
-        code = inspect.getsource(sys.modules[__name__]) + inspect.getsource(shared)
+        code = "".join(inspect.getsource(module) for module in (sys.modules[__name__], shared, matching))
         blob = json.dumps({"bm25s": bm25s.__version__, **SETTINGS, "code": hashlib.sha256(code.encode()).hexdigest()})
-        self.revision = f"bm25-v1@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+        self.revision = f"bm25-v2@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
     def __call__(self, item: CompressorInput) -> str:
         sentences = split_sentences(item.context)

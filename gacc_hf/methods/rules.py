@@ -6,6 +6,8 @@ import functools
 import re
 
 from gacc_hf.protocol import CompressorInput, ReaderInput
+from gacc_hf.text.matching import cjk_terms
+from gacc_hf.text.sentences import CJK_SENTENCE_END
 from gacc_hf.tokenizer import get_codec
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -60,8 +62,12 @@ _STOPWORDS = frozenset(
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-cased alphanumeric words minus stopwords."""
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS}
+    """Lower-cased alphanumeric words minus stopwords, and the character bigrams of Chinese text.
+
+    >>> sorted(content_words("Why did the disk fill? 磁盘为何写满"))
+    ['did', 'disk', 'fill', '为何', '何写', '写满', '盘为', '磁盘']
+    """
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS} | set(cjk_terms(text))
 
 
 class TruncateCompressor:
@@ -78,16 +84,19 @@ class TruncateCompressor:
 class GoalLinesCompressor:
     """Keeps the lines that share content words with the goal, in source order, packed to the budget.
 
-    With an empty goal no line matches, so it falls back to the head of the source.
+    A Chinese line is cut into its sentences (`CJK_SENTENCE_END`), so a long paragraph on one line is
+    not all or nothing. With an empty goal no line matches, so it falls back to the head of the source.
     """
 
     name = "goal-lines"
-    revision = "goal-lines-v1"
+    revision = "goal-lines-v2"
 
     def __call__(self, item: CompressorInput) -> str:
         codec = get_codec()
         goal = content_words(item.goal)
-        lines = item.context.splitlines()
+        lines = [
+            part for line in item.context.splitlines() for part in CJK_SENTENCE_END.split(line) if part or not line
+        ]
         picked = [ln for ln in lines if goal & content_words(ln)] if goal else []
         kept: list[str] = []
         used = 0

@@ -21,6 +21,7 @@ from gacc_hf.protocol import CompressorInput
 from gacc_hf.run.cache import make_key, text_hash
 from gacc_hf.run.calls import Method, Task
 from gacc_hf.run.conditions import CEILINGS, GoalAssigner
+from gacc_hf.scoring.evidence import ORACLE_REVISION
 from gacc_hf.tokenizer import Codec
 
 FULL_CONTEXT = "full-context"  # the compressor name of `full` rows: the source itself
@@ -62,10 +63,15 @@ def plan_memories(
             for r in ratios:
                 budget = token_budget(n, r)
                 key = make_key(
-                    kind="oracle", goal_id=group.goal_id, context=ctx_hash, budget=budget, protocol=PROTOCOL_VERSION
+                    kind="oracle",
+                    goal_id=group.goal_id,
+                    context=ctx_hash,
+                    budget=budget,
+                    protocol=PROTOCOL_VERSION,
+                    oracle=ORACLE_REVISION,
                 )
                 plan.tasks.setdefault(key, (None, Task(key, group, f"goal_id={group.goal_id!r} (oracle, L={budget})")))
-                plan.ledger.append(_row(group, "", "oracle", ORACLE, "gold-evidence", r, n, budget, key))
+                plan.ledger.append(_row(group, "", "oracle", ORACLE, ORACLE_REVISION, r, n, budget, key))
         for method in compressors:
             for cond in methods:
                 shown = assigner.shown(group, cond)

@@ -6,13 +6,22 @@
 - exposures: a memory, the text that actually reaches the reader, holds held-out text that the
   compressor was never shown: a question of its context (any goal), or a gold reference of its
   context's questions, where neither the source nor the shown goal contains it. Matching is the
-  judges' (normalised, word-bounded). Questions always count. A reference counts only when it is at
-  least `MIN_REFERENCE_CHARS` normalised characters long and holds a word found nowhere in the source
-  or the shown goal: short forms ("18", "OTP", "6 months") and phrases assembled from the source's
-  own words ("irreversibly anonymized data"; a plural or possessive `s` is forgiven) are what an
-  honest compressor may write from what it read, and counting them would raise false alarms. What
-  is left ("twenty-four months" for a source saying "24 months") can still be an honest paraphrase:
-  every hit is listed with its text.
+  judges' (`gacc_hf.text.matching`). Questions always count. A reference counts only when it is long
+  enough and could not have been assembled from what the compressor read, because short forms and
+  phrases assembled from the source's own words are what an honest compressor may write, and
+  counting them would raise false alarms:
+  - English (space-separated words): at least `MIN_REFERENCE_CHARS` normalised characters and a word
+    found nowhere in the source or the shown goal. Short forms ("18", "OTP", "6 months") and phrases
+    such as "irreversibly anonymized data" from the source's words (a plural or possessive `s` is
+    forgiven) do not count;
+  - Chinese, Japanese, Korean: the same length with each Han, Kana or Hangul character counted
+    `CJK_CHAR_WEIGHT` times (so at least 6 Han characters), and a CJK character bigram (a lone
+    character, for a one-character run) found nowhere in the source or the shown goal. "24 个月"
+    (short) and "不可逆匿名化的数据" for a source that says "数据经过不可逆匿名化" and "匿名化的数据"
+    (every bigram shown) do not count.
+  A mixed reference counts when it is long enough by the weighted length and holds a new word or a new
+  bigram. What is left ("twenty-four months" for a source saying "24 months") can still be an honest
+  paraphrase: every hit is listed with its text.
 
 The input objects themselves are frozen slotted dataclasses carrying only their contract's fields
 (`gacc_hf.protocol`), so the structural guarantee needs no counter; what a method *writes* does.
@@ -30,12 +39,12 @@ from tqdm.auto import tqdm
 
 from gacc_hf.budget import RatioLike, token_budget
 from gacc_hf.data.schema import Group
-from gacc_hf.methods.judges import normalize_answer
 from gacc_hf.run.cache import Cache, make_key, text_hash
-from gacc_hf.scoring.evidence import found, padded
+from gacc_hf.text.matching import Normalized, cjk_count, contains, normalize_answer, normalized, words_and_bigrams
 from gacc_hf.tokenizer import Codec, independent_count
 
 MIN_REFERENCE_CHARS = 12
+CJK_CHAR_WEIGHT = 2
 
 
 def _integer_ratio(ratio: RatioLike) -> tuple[int, int]:
@@ -106,14 +115,32 @@ def held_out_texts(groups: Iterable[Group]) -> dict[str, list[tuple[str, str]]]:
         for q in g.questions:
             held[g.context].setdefault(("question", q.question), None)
             for ref in q.references:
-                if len(normalize_answer(ref)) >= MIN_REFERENCE_CHARS:
+                if reference_weight(ref) >= MIN_REFERENCE_CHARS:
                     held[g.context].setdefault(("reference", ref), None)
     return {context: list(pairs) for context, pairs in held.items()}
 
 
-def _assembled(reference: str, words: set[str]) -> bool:
-    """Every word of the reference is a word of the shown texts, up to a plural or possessive `s`."""
-    return all(w in words or (w.endswith("s") and w[:-1] in words) for w in normalize_answer(reference).split())
+def reference_weight(reference: str) -> int:
+    """The length the false-alarm rule compares with `MIN_REFERENCE_CHARS`: normalised characters, a CJK
+    character counting `CJK_CHAR_WEIGHT` times.
+
+    >>> reference_weight("six months"), reference_weight("保留七十二小时"), reference_weight("24 个月")
+    (10, 14, 6)
+    """
+    key = normalize_answer(reference)
+    return len(key) + (CJK_CHAR_WEIGHT - 1) * cjk_count(key)
+
+
+def _assembled(reference: str, shown: tuple[set[str], set[str]]) -> bool:
+    """Every word (up to a plural or possessive `s`) and every CJK bigram of the reference was shown."""
+    words, bigrams = words_and_bigrams(reference)
+    return bigrams <= shown[1] and all(
+        w in shown[0] or w == "s" or (w.endswith("s") and w[:-1] in shown[0]) for w in words
+    )
+
+
+def _shown(seen: tuple[Normalized, ...], text: str) -> bool:
+    return any(contains(part, [text]) for part in seen)
 
 
 def find_exposures(
@@ -139,15 +166,17 @@ def find_exposures(
         context = contexts[row["context_id"]]
         goal = shown_goals.get(row["shown_goal_id"], "")
         if (context, goal) not in explained:
-            seen = padded(context) + padded(goal)
-            words = set(seen.split())
+            seen = (normalized(context), normalized(goal))
+            source_words, source_bigrams = words_and_bigrams(seen[0])
+            goal_words, goal_bigrams = words_and_bigrams(seen[1])
+            vocabulary = (source_words | goal_words, source_bigrams | goal_bigrams)
             explained[(context, goal)] = {
-                p for p in held[context] if found(seen, [p[1]]) or (p[0] == "reference" and _assembled(p[1], words))
+                p for p in held[context] if _shown(seen, p[1]) or (p[0] == "reference" and _assembled(p[1], vocabulary))
             }
         key = (row["memory_key"], goal)
         if key not in hits:
-            text = padded(memory["memory"])
-            hits[key] = [p for p in held[context] if p not in explained[(context, goal)] and found(text, [p[1]])]
+            text = normalized(memory["memory"])
+            hits[key] = [p for p in held[context] if p not in explained[(context, goal)] and contains(text, [p[1]])]
         rows.extend(
             {
                 **{k: row[k] for k in ("context_id", "goal_id", "condition", "compressor", "ratio", "memory_key")},

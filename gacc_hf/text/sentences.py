@@ -6,20 +6,30 @@ methods is only how sentences are scored.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
+import regex
+
+from gacc_hf.text.matching import CJK_CLASS
 from gacc_hf.tokenizer import Codec
 
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+_CLOSE = "”’」』）》〉】"
+#: English: after `.`, `!` or `?` and whitespace, when the next word starts a sentence. Chinese (and
+#: Japanese): right after `。！？；` (or the half-width `｡`) and any closing quotes, and after an
+#: ellipsis `…` / `……` when a CJK character follows.
+_CJK_END = rf"(?<=[。！？；｡][{_CLOSE}]*)(?![。！？；｡…{_CLOSE}])\s*|(?<=…[{_CLOSE}]*)\s*(?=[{CJK_CLASS}])"
+CJK_SENTENCE_END = regex.compile(_CJK_END)
+SENTENCE_END = regex.compile(rf"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|{_CJK_END}")
 SEPARATOR = "\n"
 
 
 def split_sentences(text: str) -> list[str]:
-    """Non-empty lines, each cut after `.`, `!` or `?` when the next word starts a sentence.
+    """Non-empty lines, each cut at the ends of its sentences (`SENTENCE_END`), in English and Chinese.
 
     >>> split_sentences("Summary\\n\\nThe disk filled. Failover ran at 09:41! it did? yes")
     ['Summary', 'The disk filled.', 'Failover ran at 09:41! it did? yes']
+    >>> split_sentences("磁盘写满了。他说：“切换吧！”随后切换……完成；共 47 分钟")
+    ['磁盘写满了。', '他说：“切换吧！”', '随后切换……', '完成；', '共 47 分钟']
     """
     return [s.strip() for line in text.splitlines() for s in SENTENCE_END.split(line) if s.strip()]
 
