@@ -22,7 +22,7 @@ from gacc_hf.methods import llmlingua as lingua
 from gacc_hf.methods.registry import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
-# Published facts, not read from the code: tiktoken's download URL and cl100k_base's sha256 (DESIGN 1.12).
+# Published facts, not read from the code: tiktoken's download URL and cl100k_base's sha256 (docs/protocol.md §12).
 URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 CHILD_TIMEOUT = 900
