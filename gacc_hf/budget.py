@@ -1,4 +1,4 @@
-"""Token budgets and the prefix rule that turns a compressor's output into the memory (DESIGN 1.2, 1.3).
+"""Token budgets and the prefix rule that turns a compressor's output into the memory (docs/protocol.md §2, §3).
 
 `L = floor(r * N)` is computed in exact rational arithmetic from the ratio's decimal spelling, so
 0.29 * 100 is 29 (binary floating point would give 28). The memory is the longest token prefix of the
@@ -17,7 +17,7 @@ from numbers import Rational
 from gacc_hf.tokenizer import Codec, get_codec
 
 RatioLike = float | int | str | Fraction | Decimal
-# Enters every memory key: a change to the cut rule (DESIGN 1.3) must never reuse stale memories.
+# Enters every memory key: a change to the cut rule (docs/protocol.md §3) must never reuse stale memories.
 PROTOCOL_VERSION = "gacc-1"
 
 
@@ -65,7 +65,7 @@ def token_budget(n_tokens: int, ratio: RatioLike) -> int:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """The memory a reader receives, with the budget ledger fields of DESIGN 1.9."""
+    """The memory a reader receives, with the budget ledger fields of docs/protocol.md §9."""
 
     text: str
     budget: int
@@ -87,7 +87,7 @@ class Memory:
 
 
 def fit_to_budget(text: str, budget: int, codec: Codec | None = None) -> Memory:
-    """Cut `text` to at most `budget` cl100k tokens by token prefix (DESIGN 1.3).
+    """Cut `text` to at most `budget` cl100k tokens by token prefix (docs/protocol.md §3).
 
     >>> m = fit_to_budget("hello world", 1)
     >>> m.text, m.retained_tokens, m.truncated

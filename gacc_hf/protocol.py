@@ -1,6 +1,6 @@
 """The three input contracts of the GACC protocol and the callable protocols that consume them.
 
-Each input object carries exactly what its party may see (DESIGN 1.1, 1.5, 1.6): a compressor never
+Each input object carries exactly what its party may see (docs/protocol.md §1, §5, §6): a compressor never
 receives a question or gold, a reader never receives a sibling question, gold or the source. The
 objects are frozen so that nothing downstream can attach extra fields to them.
 """

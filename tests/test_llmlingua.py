@@ -22,7 +22,7 @@ from gacc_hf.methods import llmlingua as lingua
 from gacc_hf.methods.registry import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
-# Published facts, not read from the code: tiktoken's download URL and cl100k_base's sha256 (DESIGN 1.12).
+# Published facts, not read from the code: tiktoken's download URL and cl100k_base's sha256 (docs/protocol.md §12).
 URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
 CHILD_TIMEOUT = 900
@@ -43,11 +43,23 @@ def test_missing_extra_says_how_to_install_before_any_work(monkeypatch):
     monkeypatch.setattr(lingua, "resolve_model", lambda spec: resolved.append(spec))
     monkeypatch.setitem(sys.modules, "llmlingua", None)  # what `import llmlingua` meets when it is not installed
     for spec in ("llmlingua", "longllmlingua", "llmlingua:hf:some/model"):
-        with pytest.raises(lingua.MissingExtraError, match=r"install it with `pip install gacc-hf\[llmlingua\]`"):
+        with pytest.raises(
+            lingua.MissingExtraError,
+            match=r'install it with `pip install -e "\.\[llmlingua\]"` in a checkout of gacc-hf \(Python >= 3\.11\)',
+        ):
             resolve("compressor", spec)
     assert resolved == []  # no model was resolved, converted or loaded
     monkeypatch.delitem(sys.modules, "llmlingua")
     assert lingua.require_llmlingua().__version__ == "0.2.2"  # installed: no error
+
+
+def test_the_install_advice_names_an_extra_and_a_python_that_pyproject_declares():
+    # issue 23 item 18: gacc-hf is not on the index, so the advice installs the checkout's own extra
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    assert lingua.INSTALL_HINT == 'pip install -e ".[llmlingua]"' and "llmlingua" in project["optional-dependencies"]
+    assert project["requires-python"] == ">=3.11"  # the version the message names
 
 
 def test_the_command_line_names_the_install_command_and_writes_nothing(monkeypatch, tmp_path, capsys):
@@ -57,7 +69,7 @@ def test_the_command_line_names_the_install_command_and_writes_nothing(monkeypat
     out = tmp_path / "run"
     argv = ["run", "--compressors", "bm25,longllmlingua", "--reader", "fields", "--judge", "exact", "--no-progress"]
     assert main([*argv, "--output-dir", str(out), "--cache-dir", str(tmp_path / "cache")]) == 2
-    assert "pip install gacc-hf[llmlingua]" in capsys.readouterr().err
+    assert 'install it with `pip install -e ".[llmlingua]"` in a checkout' in capsys.readouterr().err
     assert not out.exists()
 
 

@@ -1,6 +1,8 @@
-"""The README's examples run as written: quick start, Python API, CLI examples, metric and Trainer recipe.
+"""The examples of the README and of every guide in docs/ run as written.
 
-Python blocks run in README order in one namespace (unless marked `<!-- docs-test: skip (why) -->`);
+Documents run in order (README.md, then docs/*.md by name) in one working directory, so a guide may use a
+results folder an earlier document wrote. Python blocks run in document order, one namespace per document
+(unless marked `<!-- docs-test: skip (why) -->`);
 bash blocks marked `<!-- docs-test: run -->` run their `gacc` commands through the CLI, which must exit 0.
 A statement followed by a comment that is a Python literal (`token_budget(100, 0.29)   # 29`), on its
 line or the next, must evaluate to that literal. Everything runs in a fresh interpreter with a private
@@ -18,7 +20,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:^<!-- docs-test: (?P<mark>[^>]*) -->\n)?^```(?P<lang>\w*)\n(?P<code>.*?)^```$", re.M | re.S)
 
 CHILD = r'''
@@ -70,7 +74,7 @@ def run_python(code, namespace, where):
         if isinstance(stmt, ast.Expr) and stmt.end_lineno in lines:
             want = lines[stmt.end_lineno]
             got = eval(compile(ast.Expression(stmt.value), where, "eval"), namespace)
-            assert got == want, f"{where} line {stmt.lineno}: {ast.unparse(stmt)} gave {got!r}, README says {want!r}"
+            assert got == want, f"{where} line {stmt.lineno}: {ast.unparse(stmt)} gave {got!r}, not {want!r}"
             checked += 1
         else:
             exec(piece, namespace)
@@ -93,45 +97,71 @@ def run_bash(code, where):
     return ran
 
 
-namespace = {"__name__": "__readme__", "model": model, "tokenizer": tokenizer}
+namespaces = {}
 report = {"python": 0, "bash": 0, "checked": 0}
 for block in json.loads(sys.argv[1]):
-    where = f"README.md block at line {block['line']}"
+    where = f"{block['document']} block at line {block['line']}"
+    fresh = {"__name__": "__docs__", "model": model, "tokenizer": tokenizer}
+    namespace = namespaces.setdefault(block["document"], fresh)
     if block["lang"] == "python":
         report["checked"] += run_python(block["code"], namespace, where)
         report["python"] += 1
     else:
         report["bash"] += run_bash(block["code"], where)
-report["trainer_metrics"] = {k: v for k, v in namespace["metrics"].items() if k.startswith("eval_n_")}
+trainer_metrics = namespaces["docs/python-api.md"]["metrics"]
+report["trainer_metrics"] = {k: v for k, v in trainer_metrics.items() if k.startswith("eval_n_")}
 report["files"] = sorted(str(p) for p in __import__("pathlib").Path("runs").rglob("config.yaml"))
 print(json.dumps(report))
 '''
 
 
 def blocks() -> tuple[list[dict], list[str]]:
-    """The blocks to run, and the marks of those skipped on purpose."""
-    text = README.read_text(encoding="utf-8")
+    """The blocks to run, in document order, and the marks of those skipped on purpose."""
     run, skipped = [], []
-    for m in BLOCK.finditer(text):
-        mark, lang = m["mark"] or "", m["lang"]
-        line = text.count("\n", 0, m.start("code"))
-        if mark.startswith("skip"):
-            skipped.append(f"line {line}: {mark}")
-        elif lang == "python" or (lang == "bash" and mark == "run"):
-            run.append({"lang": lang, "code": m["code"], "line": line})
+    for path in DOCUMENTS:
+        text, document = path.read_text(encoding="utf-8"), path.relative_to(ROOT).as_posix()
+        for m in BLOCK.finditer(text):
+            mark, lang = m["mark"] or "", m["lang"]
+            line = text.count("\n", 0, m.start("code"))
+            if mark.startswith("skip"):
+                skipped.append(f"{document} line {line}: {mark}")
+            elif lang == "python" or (lang == "bash" and mark == "run"):
+                run.append({"lang": lang, "code": m["code"], "line": line, "document": document})
     return run, skipped
 
 
 def test_only_the_marked_blocks_are_left_out():
     run, skipped = blocks()
-    assert skipped == [s for s in skipped if "a loop over your own model and loader" in s] and len(skipped) == 1
-    assert sum(b["lang"] == "python" for b in run) >= 6 and sum(b["lang"] == "bash" for b in run) == 3
+    assert len(skipped) == 1 and "docs/python-api.md" in skipped[0] and "a loop over your own model" in skipped[0]
+    assert {b["document"] for b in run if b["lang"] == "python"} >= {
+        "README.md",
+        "docs/protocol.md",
+        "docs/python-api.md",
+        "docs/baselines.md",
+        "docs/adding-a-method.md",
+        "docs/chinese.md",
+    }
+    assert [b["document"] for b in run if b["lang"] == "bash"] == [
+        "README.md",
+        "docs/cli.md",
+        "docs/data.md",
+        "docs/results-and-publishing.md",
+    ]
+
+
+def test_the_guides_are_the_ones_docs_readme_lists():
+    listed = set(re.findall(r"\]\(([\w-]+\.md)\)", (ROOT / "docs" / "README.md").read_text(encoding="utf-8")))
+    assert listed == {p.name for p in DOCUMENTS[1:]} - {"README.md"}
+
+
+def test_the_readme_stays_short():
+    assert len(README.read_text(encoding="utf-8").splitlines()) <= 250
 
 
 def test_the_readme_examples_run_as_written(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("HF_DATASETS_CACHE", "HF_METRICS_CACHE")}
     env.update(
-        PYTHONPATH=str(README.parent),
+        PYTHONPATH=str(ROOT),
         HF_HUB_OFFLINE="1",
         HF_EVALUATE_OFFLINE="1",
         HF_DATASETS_OFFLINE="1",
@@ -141,6 +171,7 @@ def test_the_readme_examples_run_as_written(tmp_path):
     )
     work = tmp_path / "work"
     work.mkdir()
+    (work / "examples").symlink_to(ROOT / "examples")  # the data files the examples name
     run, _ = blocks()
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, json.dumps(run)],
@@ -153,8 +184,8 @@ def test_the_readme_examples_run_as_written(tmp_path):
     assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     report = json.loads(proc.stdout.strip().splitlines()[-1])
     assert report["python"] == sum(b["lang"] == "python" for b in run)
-    assert report["bash"] >= 11  # every gacc command of the three run blocks
+    assert report["bash"] == 4 + 5 + 4 + 4  # every gacc command of the run blocks (README, cli, data, results)
     assert report["checked"] >= 5  # README values compared with what the code gives
     # the sample has 155 questions in 35 goals (README, Loading data): every one reached compute_metrics once
     assert report["trainer_metrics"] == {"eval_n_questions": 155, "eval_n_goals": 35}
-    assert "runs/again/config.yaml" in report["files"] and "runs/quick/config.yaml" in report["files"]
+    assert {"runs/again/config.yaml", "runs/quick/config.yaml", "runs/rules/config.yaml"} <= set(report["files"])

@@ -21,7 +21,8 @@ from gacc_hf.tokenizer import (
 
 # Published cl100k_base encodings, each with where it is published:
 #   [T] tiktoken's own test suite, openai/tiktoken tests/test_encoding.py (test_simple, test_simple_regex,
-#       test_basic_encode, test_encode_surrogate_pairs); "hello world" also in tiktoken's README and DESIGN 1.12.
+#       test_basic_encode, test_encode_surrogate_pairs); "hello world" also in tiktoken's README and
+#       docs/protocol.md §12.
 #   [C] OpenAI cookbook, examples/How_to_count_tokens_with_tiktoken.ipynb (its printed cl100k_base outputs).
 PUBLISHED = {
     "hello world": [15339, 1917],  # [T] test_simple

@@ -1,6 +1,6 @@
 """The GACC data schema (one row per (context, goal) group), its validation and its two views.
 
-Validation runs before any model call (DESIGN 1.13) and reports every problem with the row number and
+Validation runs before any model call (docs/protocol.md §13) and reports every problem with the row number and
 the field (and the file, for data read from files), so a user can fix a file in one pass. `public` rows
 lack the judge-only `gold` column. Rows are counted from 0, as in `dataset[i]`.
 """

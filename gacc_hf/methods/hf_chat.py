@@ -186,7 +186,7 @@ class PipelineReader(_ChatMethod):
     question of it is decoded greedily from a copy, so a long memory is encoded once instead of once per
     question. The last prefix is kept across calls, so a memory split over two runner chunks is encoded
     once too. Shorter memories go through the plain path (one pipeline call per `batch_size` prompts):
-    there decoding, not the prompt, is the work, and batching shares it (BENCHMARKS.md: 1.86x at batch 8
+    there decoding, not the prompt, is the work, and batching shares it (docs/performance.md: 1.86x at batch 8
     against 1.19x prefix-cached on 100-token memories; 5.0x prefix-cached on 1,300-token ones). Every
     path gives the same answers (tested); `prefix_cache=False` reads every memory on the plain path.
     """

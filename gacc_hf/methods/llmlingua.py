@@ -46,7 +46,8 @@ from gacc_hf.methods.weights import SMOLLM2, ModelRef, model_cache_dir, resolve_
 from gacc_hf.protocol import CompressorInput
 from gacc_hf.tokenizer import CL100K_RANKS_SHA256, get_codec
 
-INSTALL_HINT = "pip install gacc-hf[llmlingua]"
+#: gacc-hf is not on the package index: the extra installs from a checkout of the repository.
+INSTALL_HINT = 'pip install -e ".[llmlingua]"'
 TIKTOKEN_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 VARIANTS = ("llmlingua", "longllmlingua")
 #: The LongLLMLingua settings of the package's README, with the question's place taken by the goal and
@@ -72,7 +73,8 @@ def require_llmlingua() -> Any:
         import llmlingua
     except ImportError as exc:
         raise MissingExtraError(
-            f"the llmlingua compressors need the optional `llmlingua` package ({exc}); install it with `{INSTALL_HINT}`"
+            f"the llmlingua compressors need the optional `llmlingua` package ({exc}); "
+            f"install it with `{INSTALL_HINT}` in a checkout of gacc-hf (Python >= 3.11)"
         ) from exc
     return llmlingua
 

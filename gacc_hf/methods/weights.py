@@ -151,7 +151,7 @@ def default_threads() -> int:
     """The cores this process may use divided by the local processes (`LOCAL_WORLD_SIZE`), at least 1.
 
     One process gets every core: on the shared 2-core machine 2 threads read 1.24x faster than 1 with
-    idle threads sleeping (BENCHMARKS.md); `accelerate launch` on N processes gives each its share, so
+    idle threads sleeping (docs/performance.md); `accelerate launch` on N processes gives each its share, so
     the processes do not fight over the cores.
     """
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

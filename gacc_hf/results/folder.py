@@ -7,7 +7,7 @@ Layout (schema 2):
                        CIs, errors, and the row count + sha256 of each parquet file
     answers.parquet    one row per question per (compressor, condition, ratio): ids, the question text, the
                        gold references (`references`), memory hash, answer, verdict
-    memories.parquet   the memory ledger (DESIGN 1.9), one row per (compressor, goal, condition, ratio), with
+    memories.parquet   the memory ledger (docs/protocol.md §9), one row per (compressor, goal, condition, ratio), with
                        the memory text (`memory`)
     report.md, *.png   derived from the above (`gacc_hf.results.report`)
 

@@ -1,7 +1,7 @@
 """Memories: each distinct memory of the plan computed once (through the cache) and its ledger filled in.
 
 A compressor's output is cut to L by the protocol before it is stored; the stored value is the memory
-and its budget accounting (DESIGN 1.9), never the raw output, so a runaway output costs no cache
+and its budget accounting (docs/protocol.md §9), never the raw output, so a runaway output costs no cache
 space. `L = 0` gives the empty memory without a call. The ceilings call nothing: `full` is the source,
 `oracle` is built from gold evidence here, on the judge side, and never reaches a compressor.
 """

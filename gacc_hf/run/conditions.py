@@ -1,4 +1,4 @@
-"""Which goal the compressor is shown under each condition (DESIGN 1.8).
+"""Which goal the compressor is shown under each condition (docs/protocol.md §8).
 
 `own` shows the group's goal, `none` the empty goal, `cross` another goal of the same context (of
 another context when the context has a single goal), picked by a hash of the run seed and goal ids so

@@ -1,6 +1,6 @@
 """The plan of a run: one ledger row per (compressor, group, condition, ratio), one task per distinct memory.
 
-Memory keys bind what the protocol says can change a memory (DESIGN 1.11): the sha256 of the context
+Memory keys bind what the protocol says can change a memory (docs/protocol.md §11): the sha256 of the context
 and of the shown goal, the budget L, the tokenizer name and revision, the protocol version (the cut
 rule) and the compressor's name and revision. Rows that share a key share one memory, so a memory is
 computed once however many conditions or ratios need it. The two ceilings are planned here too, with

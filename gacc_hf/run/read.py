@@ -1,9 +1,9 @@
 """Answers and verdicts: every question read from its group's memory, every answer judged.
 
-The reader gets `ReaderInput(memory, question)`, one question at a time (DESIGN 1.5); the items of one
+The reader gets `ReaderInput(memory, question)`, one question at a time (docs/protocol.md §5); the items of one
 memory are planned next to each other so that a prefix-caching reader can reuse the memory's prefill.
 The judge gets `JudgeInput(question, answer, references, source)`: gold and the source enter only here
-(DESIGN 1.6). Answer keys bind the memory, question and reader; verdict keys bind question, answer,
+(docs/protocol.md §6). Answer keys bind the memory, question and reader; verdict keys bind question, answer,
 references, source and judge, so equal work is done once across conditions, ratios and runs.
 """
 

