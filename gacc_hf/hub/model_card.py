@@ -37,9 +37,9 @@ from huggingface_hub import (
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 
 from gacc_hf.hub.commit import commit, describe_plan, folder_operations
-from gacc_hf.results.folder import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
+from gacc_hf.results.folder import verify_folder
+from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
-from gacc_hf.results.report import verify_folder
 from gacc_hf.run.config import partial_run
 from gacc_hf.scoring.compare import CompareError, methods
 
