@@ -7,7 +7,8 @@ import pytest
 
 from gacc_hf import CompressorInput, get_codec
 from gacc_hf.budget import token_budget
-from gacc_hf.data.schema import read_rows, validate
+from gacc_hf.data.jsonl import read_rows
+from gacc_hf.data.schema import validate
 from gacc_hf.methods import bm25
 from gacc_hf.methods.bm25 import BM25Compressor, rank
 from gacc_hf.methods.registry import resolve
@@ -104,7 +105,7 @@ def test_bm25_runs_without_torch():
 @pytest.mark.parametrize("compressor", [BM25Compressor(), GoalLinesCompressor()], ids=["bm25", "goal-lines"])
 def test_chinese_goals_keep_more_evidence_than_no_goal(compressor):
     """Fixture figures (benchmarks/chinese_matching.py): bm25 6 vs 2 of 14 questions, goal-lines 2 vs 1."""
-    groups = validate(read_rows(Path(__file__).parent / "data" / "zh_fixture.jsonl"))
+    groups = validate(read_rows(Path(__file__).parent / "fixtures" / "zh_fixture.jsonl"))
     codec = get_codec()
 
     def kept(goal: bool) -> int:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 from gacc_hf import run_benchmark
 from gacc_hf.budget import token_budget
-from gacc_hf.data.schema import Question, read_rows, validate
+from gacc_hf.data.jsonl import read_rows
+from gacc_hf.data.schema import Question, validate
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.scoring.evidence import evidence_flags, oracle_memory, oracle_text
 from gacc_hf.text.sentences import split_sentences
@@ -113,7 +114,7 @@ def test_oracle_never_reaches_a_compressor_and_gold_only_the_judge():
     assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
 
 
-ZH_FIXTURE = Path(__file__).parent / "data" / "zh_fixture.jsonl"
+ZH_FIXTURE = Path(__file__).parent / "fixtures" / "zh_fixture.jsonl"
 
 
 def test_chinese_fixture_whole_source_recall_is_one_and_the_oracle_is_chinese_sentences():
