@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 from gacc_hf.cache import make_key, text_hash
@@ -73,6 +74,26 @@ def read_and_judge(
                     f"ratio={entry['ratio']:g})"
                 )
                 read_tasks[key] = Task(key, ReaderInput(mem["memory"], q.question), label)
+    follow = _verdict_tasks(rows, judged)
+    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_str(out)})
+    verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
+    _, verdicts = ex.run_chain(answer_stage, verdict_stage, list(read_tasks.values()), follow)
+    for row in rows:
+        key = row.pop("_key")
+        del row["_q"], row["_g"]
+        if key is None:
+            continue
+        value = verdicts[key]
+        if "error" in value:
+            row["error"] = value["error"]
+        else:
+            row["correct"] = value["correct"]
+    return rows
+
+
+def _verdict_tasks(rows: list[dict[str, Any]], judged: Method) -> Callable[[dict[str, Any]], list[Task]]:
+    """The `follow` of the answer stage: given answers as they come in, fill their rows and return the
+    verdict tasks not asked for before, in row order (as judging after all reading would order them)."""
     by_answer: dict[str, list[int]] = {}
     for i, row in enumerate(rows):
         if row["_key"] is not None:
@@ -80,7 +101,6 @@ def read_and_judge(
     judge_tasks: dict[str, Task] = {}
 
     def follow(answers: dict[str, Any]) -> list[Task]:
-        """The verdict tasks of the rows whose answers are in, in row order; each verdict key once."""
         new: list[Task] = []
         for i in sorted(i for key in answers for i in by_answer[key]):
             row = rows[i]
@@ -104,17 +124,4 @@ def read_and_judge(
                 new.append(judge_tasks[key])
         return new
 
-    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_str(out)})
-    verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
-    _, verdicts = ex.run_chain(answer_stage, verdict_stage, list(read_tasks.values()), follow)
-    for row in rows:
-        key = row.pop("_key")
-        del row["_q"], row["_g"]
-        if key is None:
-            continue
-        value = verdicts[key]
-        if "error" in value:
-            row["error"] = value["error"]
-        else:
-            row["correct"] = value["correct"]
-    return rows
+    return follow
