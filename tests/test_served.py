@@ -53,13 +53,19 @@ class _Handler(BaseHTTPRequestHandler):
         messages = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"]
         judge = messages[0]["content"].startswith("You grade")
         question = messages[-1]["content"].split("Question: ", 1)[1].split("\n", 1)[0]
-        if not srv.down:
-            time.sleep(srv.delay)
-        if srv.down:
-            self.close_connection = True
-            return
         with srv.lock:
-            srv.log.append(("judge" if judge else "reader", question, time.monotonic()))
+            srv.active += 1
+        try:
+            if not srv.down:
+                time.sleep(srv.delay)
+            if srv.down:
+                self.close_connection = True
+                return
+            with srv.lock:
+                srv.log.append(("judge" if judge else "reader", question, time.monotonic()))
+        finally:
+            with srv.lock:
+                srv.active -= 1
         self._send({"choices": [{"message": {"role": "assistant", "content": "yes" if judge else question}}]})
 
 
@@ -72,6 +78,7 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, delay: float, entry: dict[str, Any] | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.delay, self.entry, self.down = delay, entry or {"id": "echo", "owned_by": "tests"}, False
+        self.active = 0  # chat requests being handled now
         self.log: list[tuple[str, str, float]] = []  # (role, question, time the reply went out)
         self.lock = threading.Lock()
         self.url = f"http://127.0.0.1:{self.server_address[1]}/v1"
@@ -149,7 +156,8 @@ def test_sigkill_mid_served_run_then_rerun_requests_only_the_missing_items(serve
     replied_well_before = sum(1 for _, _, t in server.log if t < killed_at - 1.5)
     assert stored["answer"] + stored.get("verdict", 0) >= replied_well_before
 
-    time.sleep(3 * server.delay)  # the killed run's last requests end at the server
+    while server.active:  # the killed run's last requests end at the server
+        time.sleep(0.01)
     server.log.clear()
     rerun = subprocess.run(_command(data, spec), cwd=cwd, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stderr
