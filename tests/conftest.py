@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 
@@ -11,6 +12,17 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(autouse=True)
+def _restore_gacc_logger():
+    """The CLI gives the `gacc_hf` logger its own stderr handler and stops propagation; a test that runs the CLI
+    in-process must not leave it so, or a later test's `caplog` sees nothing."""
+    log = logging.getLogger("gacc_hf")
+    saved = (list(log.handlers), log.propagate, log.level)
+    yield
+    log.handlers[:], log.propagate = saved[0], saved[1]
+    log.setLevel(saved[2])
 
 
 @pytest.fixture

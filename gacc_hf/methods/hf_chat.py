@@ -27,6 +27,7 @@ from typing import Any
 
 from gacc_hf.methods.weights import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
+from gacc_hf.run.progress import report
 from gacc_hf.tokenizer import get_codec
 
 PROMPTS: dict[str, dict[str, str | None]] = {
@@ -131,6 +132,7 @@ class _ChatMethod:
                 if row[padded - lengths[k] : padded] != ids[k]:
                     raise RuntimeError(f"{self.name}: the pipeline's batch layout differs from the prompt's tokens")
                 new_ids[k] = row[padded:]
+            report(len(keys))  # the progress bar moves per sub-batch, not per executor chunk
         return [
             tokenizer.decode(new_ids[json.dumps(chat)][:limit], skip_special_tokens=True).strip()
             for chat, limit in zip(chats, limits, strict=True)
@@ -257,6 +259,7 @@ class PipelineReader(_ChatMethod):
                     pad_token_id=tokenizer.pad_token_id,
                 )
             answers[question] = _first_line(tokenizer.decode(out[0, len(row) :], skip_special_tokens=True))
+            report(1)
         return answers
 
     def _prefill(self, prefix: tuple[int, ...]) -> Any:

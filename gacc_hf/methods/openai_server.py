@@ -1,16 +1,21 @@
 """Compressor, reader and judge served by an OpenAI-compatible server (vLLM, TGI, SGLang, llama.cpp).
 
-Name: `openai:<model>[@<base_url>][?option=value&...]`, e.g.
+Name: `openai:<model>[@<base_url>[|<base_url>...]][?option=value&...]`, e.g.
 `openai:Qwen/Qwen2.5-7B-Instruct@http://127.0.0.1:8000/v1?concurrency=16&max_tokens=64`. Without a URL,
 `$OPENAI_BASE_URL` or `http://127.0.0.1:8000/v1` is used. Options are the fields of `Settings`.
+Several replicas of one model: `openai:<model>@http://a:8000/v1|http://b:8000/v1` (`gacc_hf.methods.replicas`):
+each request goes to the replica with the fewest in flight, a failed one is retried on another, and
+replicas whose `/models` entries for the model differ are refused before any work.
 
-Requests run `concurrency` at a time (a server batches concurrent requests), each with a timeout, and
-are retried with exponential backoff and jitter (honouring `Retry-After`) on 408/429/5xx answers and on
-connection errors and timeouts; other 4xx answers fail at once. A call that still fails raises, and the
-run's `on_error` policy decides; in `batch` the failure takes that item's place so the rest is kept.
+`concurrency` requests are kept in flight at once over the role's whole task list, in all replicas
+together (the method declares it; the executor's rolling window keeps it full, `gacc_hf.run.rolling`); each
+has a timeout, and is retried with exponential backoff and jitter (honouring `Retry-After`) on 408/429/5xx
+answers and on connection errors and timeouts; other 4xx answers fail at once. A call that still fails
+raises, and the run's `on_error` policy decides; in `batch` the failure takes that item's place.
 
 The revision binds the endpoint's model name, the server-reported identity of that model (its
-`/models` entry, less volatile fields) and every setting that changes outputs, never the URL or the key.
+`/models` entry, less volatile fields) and every setting that changes outputs, never the URLs (nor how
+many replicas there are) or the key.
 The API key is read from the environment variable `api_key_env` when the client starts and is only
 ever sent in the `Authorization` header: it is not part of a name, revision, setting or message (every
 error message goes through `gacc_hf.redaction.redact`, which also hides the key if a server echoes it).
@@ -37,8 +42,9 @@ from urllib.parse import parse_qsl
 
 import httpx
 
+from gacc_hf.methods.replicas import SEPARATOR, Replica, ReplicaSet, split_urls
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
-from gacc_hf.redaction import redact, register, url_userinfo
+from gacc_hf.redaction import redact, register
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 MAX_BACKOFF = 60.0
@@ -53,29 +59,24 @@ class Settings:
     """Where and how to call the server. Only output-changing fields enter the revision."""
 
     model: str
-    base_url: str = DEFAULT_BASE_URL
+    base_url: str = DEFAULT_BASE_URL  # one URL, or the replicas' URLs separated by '|'
     max_tokens: int | None = None  # None: the role's default (compressor: from the budget L)
     temperature: float = 0.0
     seed: int | None = 0
     timeout: float = 120.0  # seconds per request
     retries: int = 4  # further attempts after the first
     backoff: float = 1.0  # first retry delay in seconds, doubled at each retry (with jitter)
-    concurrency: int = 8
+    concurrency: int = 8  # requests in flight at once, all replicas together
     api_key_env: str = "OPENAI_API_KEY"  # the NAME of the variable holding the key, never the key
 
     def __post_init__(self) -> None:
         if not self.model:
             raise ValueError("openai: a model name is required, e.g. openai:my-model@http://127.0.0.1:8000/v1")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ValueError(f"openai: base_url must start with http:// or https://, got {redact(self.base_url)!r}")
-        if url_userinfo(self.base_url) is not None:
-            raise ValueError(
-                f"openai: the server URL {redact(self.base_url)} holds credentials (user-info before '@'); they are "
-                f"never sent. Remove them from the URL and put the key in ${self.api_key_env} "
-                "(sent as a Bearer token; api_key_env=NAME picks another variable)"
-            )
-        if self.concurrency < 1 or self.retries < 0 or self.timeout <= 0 or self.backoff < 0:
-            raise ValueError(f"openai: need concurrency >= 1, retries >= 0, timeout > 0, backoff >= 0: {self}")
+        object.__setattr__(self, "base_url", SEPARATOR.join(split_urls(self.base_url, self.api_key_env)))
+        if self.concurrency < 1:
+            raise ValueError(f"openai: concurrency must be >= 1 (requests in flight at once), got {self.concurrency}")
+        if self.retries < 0 or self.timeout <= 0 or self.backoff < 0:
+            raise ValueError(f"openai: need retries >= 0, timeout > 0, backoff >= 0: {redact(str(self))}")
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"openai: max_tokens must be >= 1, got {self.max_tokens}")
 
@@ -100,7 +101,7 @@ def parse_spec(spec: str, environ: dict[str, str] | None = None) -> Settings:
             known = ", ".join(n for n in types if n not in ("model", "base_url"))
             raise ValueError(f"openai: unknown option {name!r} in {redact(spec)!r}; options: {known}")
         options[name] = _convert(name, value, str(types[name]))
-    return Settings(model=model, base_url=base_url.rstrip("/"), **options)
+    return Settings(model=model, base_url=base_url, **options)
 
 
 def _convert(name: str, value: str, kind: str) -> Any:
@@ -124,49 +125,47 @@ class ServerError(RuntimeError):
 
 
 class Client:
-    """HTTP client of one server: timeouts, retries with backoff, a connection pool of `concurrency`."""
+    """HTTP client of one model's replicas: timeouts, retries with backoff, `concurrency` connections."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         key = os.environ.get(settings.api_key_env)
         register(key)
-        self._http = httpx.Client(
-            base_url=settings.base_url + "/",
-            headers={"Authorization": f"Bearer {key}"} if key else {},
-            timeout=settings.timeout,
-            limits=httpx.Limits(max_connections=settings.concurrency),
-        )
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        urls = tuple(settings.base_url.split(SEPARATOR))
+        self.replicas = ReplicaSet(urls, headers, settings.timeout, settings.concurrency)
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "retries": 0}
 
-    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The JSON answer of one request, retried on transient failures."""
-        url = f"{self.settings.base_url}/{path}"
-        problem, retry_after = "", None
+    def request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, only: Replica | None = None
+    ) -> dict[str, Any]:
+        """The JSON answer of one request (to `only`, or the least busy replica), retried on transient failures."""
+        problem, retry_after, tried, url = "", None, set(), path
         for attempt in range(self.settings.retries + 1):
-            if attempt:
+            # a first failure moves on to a replica not yet tried; once every one has failed, back off
+            if attempt and (only is not None or not self.replicas.untried(tried)):
                 time.sleep(self._delay(attempt - 1, retry_after))
+                tried = set()
             with self._lock:
                 self.stats["requests"] += 1
                 self.stats["retries"] += attempt > 0
-            try:
-                response = self._http.request(method, path, json=body)
-            except httpx.TransportError as exc:  # refused, reset, timed out
-                problem, retry_after = f"{type(exc).__name__}: {exc}", None
-                continue
+            with self.replicas.use(tried, only) as replica:
+                url = f"{replica.url}/{path}"
+                tried.add(replica.url)
+                try:
+                    response = replica.http.request(method, path, json=body)
+                except httpx.TransportError as exc:  # refused, reset, timed out
+                    problem, retry_after = f"{type(exc).__name__}: {exc}", None
+                    self.replicas.failed(replica)
+                    continue
             if response.status_code in _RETRY_STATUS or response.status_code >= 500:
                 problem = f"HTTP {response.status_code}: {response.text[:200]}"
                 retry_after = response.headers.get("retry-after")
+                self.replicas.failed(replica)
                 continue
-            if response.is_error:
-                raise ServerError(f"{method} {url}: HTTP {response.status_code}: {response.text[:200]}")
-            try:
-                answer = response.json()
-            except ValueError as exc:
-                raise ServerError(f"{method} {url}: answer is not JSON: {response.text[:200]!r}") from exc
-            if not isinstance(answer, dict):
-                raise ServerError(f"{method} {url}: answer is JSON {type(answer).__name__}, not an object")
-            return answer
+            self.replicas.succeeded(replica)
+            return _json_object(response, f"{method} {url}")
         raise ServerError(f"{method} {url} failed after {self.settings.retries + 1} attempts: {problem}")
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
@@ -176,13 +175,24 @@ class Client:
         return delay
 
     def identity(self) -> dict[str, Any]:
-        """The server's `/models` entry for the model (stable fields only); an error if not served."""
-        listed = self.request("GET", "models").get("data") or []
+        """The `/models` entry for the model (stable fields only), the same at every replica; else an error."""
+        entries = {r.url: self._entry(r) for r in self.replicas.replicas}
+        first = next(iter(entries.values()))
+        if any(entry != first for entry in entries.values()):
+            shown = "; ".join(f"{url} serves {entry}" for url, entry in entries.items())
+            raise ServerError(
+                f"the replicas of {self.settings.model!r} serve different models ({shown}); "
+                "list only servers of the same model, or give each model its own method name"
+            )
+        return first
+
+    def _entry(self, replica: Replica) -> dict[str, Any]:
+        listed = self.request("GET", "models", only=replica).get("data") or []
         for entry in listed:
             if isinstance(entry, dict) and entry.get("id") == self.settings.model:
                 return {k: entry[k] for k in IDENTITY_FIELDS if k in entry}
         served = [e.get("id") for e in listed if isinstance(e, dict)]
-        raise ServerError(f"{self.settings.base_url} does not serve model {self.settings.model!r}; it serves {served}")
+        raise ServerError(f"{replica.url} does not serve model {self.settings.model!r}; it serves {served}")
 
     def chat(self, messages: list[dict[str, str]], max_tokens: int) -> str:
         """The text of one chat completion."""
@@ -206,6 +216,19 @@ class Client:
         return content
 
 
+def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+    """The JSON object of a successful answer; a client error (4xx, not retried) or a non-object raises."""
+    if response.is_error:
+        raise ServerError(f"{what}: HTTP {response.status_code}: {response.text[:200]}")
+    try:
+        answer = response.json()
+    except ValueError as exc:
+        raise ServerError(f"{what}: answer is not JSON: {response.text[:200]!r}") from exc
+    if not isinstance(answer, dict):
+        raise ServerError(f"{what}: answer is JSON {type(answer).__name__}, not an object")
+    return answer
+
+
 def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -227,6 +250,11 @@ class _ServedMethod:
             f"openai-{self.role}-{self.prompt_version};model={s.model};server={_digest(self.server_identity)};"
             f"temperature={s.temperature};seed={s.seed};max_tokens={s.max_tokens}"
         )
+
+    @property
+    def concurrency(self) -> int:
+        """Calls that may run at once (from as many threads): the executor keeps this many in flight."""
+        return self.settings.concurrency
 
     def messages(self, item: Any) -> list[dict[str, str]]:
         raise NotImplementedError

@@ -1,11 +1,15 @@
-"""Calling methods through the cache: chunks, batching, call counting, timing and failure policy.
+"""Calling methods through the cache: windows or chunks, call counting, timing, progress and failure policy.
 
-Work is done in chunks that are stored as they finish (one transaction per chunk, or per half second
-of fast work): a crash loses at most that, and a rerun resumes from the cache. Each item is called at
-most once per run: a method's `batch()` that raises fails its whole chunk (or stops the run), and one
-that returns the wrong number of outputs is a contract error naming the method, never retried item by
-item. Failures stop the run with the item named (`on_error="raise"`) or are recorded and retried by
-the next run (`on_error="record"`); failures are never cached.
+A method that declares `concurrency` (the served `openai:` methods) runs in a rolling window of that
+many calls over the role's whole task list (`gacc_hf.run.rolling`); any other method is called in chunks of
+`batch_size` items, through its `batch()` when it has one. Either way every output is stored as it is
+finished, one transaction per chunk or per half second of work: a crash loses at most the calls in
+flight and that half second, and a rerun computes only what is missing. Each item is called at most
+once per run: a method's `batch()` that raises fails its whole chunk (or stops the run), and one that
+returns the wrong number of outputs is a contract error naming the method, never retried item by item.
+Failures stop the run with the item named (`on_error="raise"`) or are recorded and retried by the next
+run (`on_error="record"`); failures are never cached. Progress moves per item (`gacc_hf.run.progress`) and
+each role ends with a one-line summary.
 """
 
 from __future__ import annotations
@@ -17,17 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tqdm.auto import tqdm
-
 from gacc_hf.methods.registry import resolve
 from gacc_hf.protocol import MethodIdentityError, method_name, revision_of
 from gacc_hf.redaction import redact
 from gacc_hf.run.cache import Cache
+from gacc_hf.run.progress import RoleProgress
+from gacc_hf.run.rolling import FLUSH_SECONDS, Follow, RollingRun, Stage, concurrency_of
 from gacc_hf.text.hygiene import encoding_problem
 from gacc_hf.tokenizer import get_codec
 
 OnError = Literal["raise", "record"]
-FLUSH_SECONDS = 0.5  # most work a crash can lose; a chunk that takes longer is stored on its own
 ROLES = ("compressor", "reader", "judge")
 log = logging.getLogger(__name__)
 
@@ -62,6 +65,10 @@ def resolve_method(role: str, spec: Any, cached: bool) -> Method:
     """
     fn = resolve(role, spec)  # type: ignore[arg-type]
     try:
+        concurrency_of(fn)
+    except ValueError as exc:
+        raise ValueError(f"{role} {method_name(fn)!r}: {exc}") from None
+    try:
         revision = revision_of(fn)
     except MethodIdentityError as exc:
         if cached:
@@ -87,17 +94,8 @@ def check_bool(value: Any) -> bool:
     return bool(value)
 
 
-def _output_tokens(value: dict[str, Any]) -> int:
-    """cl100k tokens a finished value's method generated: a compressor's output before the cut, an answer."""
-    if "proposed_tokens" in value:
-        return int(value["proposed_tokens"])
-    if "answer" in value:
-        return len(get_codec().encode(value["answer"]))
-    return 0
-
-
 class Executor:
-    """Runs tasks of one role in chunks through the cache, counting calls and time and handling failures."""
+    """Runs tasks of one role through the cache (a window or chunks), counting calls and time, handling failures."""
 
     def __init__(self, cache: Cache, on_error: OnError, batch_size: int, progress: bool) -> None:
         self.cache = cache
@@ -112,38 +110,68 @@ class Executor:
         self.fresh: set[str] = set()  # keys computed (or attempted) by this run
 
     def run(self, method: Method, kind: str, tasks: list[Task], finish: Callable[[Any, Any], Any]) -> dict[str, Any]:
-        """Values for all task keys: cached ones read, missing ones computed and stored chunk by chunk.
+        """Values for all task keys: cached ones read, missing ones computed and stored as they finish.
 
         A key whose call failed under `on_error="record"` maps to an `{"error": ...}` dict (not stored).
         """
+        if concurrency_of(method.fn) is not None:
+            return RollingRun(self, [Stage(method, kind, finish)]).run(tasks)[0]
         unique = list({t.key: t for t in tasks}.values())
         values = self.cache.get_many(kind, [t.key for t in unique])
         todo = [t for t in unique if t.key not in values]
         self.fresh.update(t.key for t in todo)
-        desc = f"{method.role} {method.name}"
-        pending: dict[str, Any] = {}
-        last_flush = time.monotonic()
-        with tqdm(total=len(todo), desc=desc, unit="call", disable=not self.progress or not todo) as bar:
-            for start in range(0, len(todo), self.batch_size):
-                chunk = todo[start : start + self.batch_size]
+        progress = RoleProgress(method.role, method.name, len(todo), self.progress)
+        tokens, pending, last_flush = 0, {}, time.monotonic()
+        for start in range(0, len(todo), self.batch_size):
+            chunk = todo[start : start + self.batch_size]
+            with progress.reporting(len(chunk)):
                 done, failures = self._call_chunk(method, chunk, finish)
-                self.generated_tokens[method.role] += sum(_output_tokens(v) for v in done.values())
-                pending.update(done)
-                values.update(done)
-                bar.update(len(chunk))
-                # one transaction per FLUSH_SECONDS of work: slow models store every chunk, fast rules batch up
-                if failures or start + self.batch_size >= len(todo) or time.monotonic() - last_flush > FLUSH_SECONDS:
-                    self.cache.put_many(kind, pending)
-                    pending, last_flush = {}, time.monotonic()
-                for task, exc in failures:
-                    message = f"{method.role} {method.name!r} failed on {task.label}: {type(exc).__name__}: {exc}"
-                    if self.on_error == "raise":
-                        raise MethodError(message) from exc
-                    self.errors.append(
-                        {"role": method.role, "method": method.name, "item": task.label, "error": message}
-                    )
-                    values[task.key] = {"error": message}
+            tokens += sum(self.output_tokens(v) for v in done.values())
+            pending.update(done)
+            values.update(done)
+            # one transaction per FLUSH_SECONDS of work: slow models store every chunk, fast rules batch up
+            if failures or start + self.batch_size >= len(todo) or time.monotonic() - last_flush > FLUSH_SECONDS:
+                self.cache.put_many(kind, pending)
+                pending, last_flush = {}, time.monotonic()
+            for task, exc in failures:
+                values[task.key] = self.failure(method, task, exc)
+        self.generated_tokens[method.role] += tokens
+        progress.close(tokens)
         return values
+
+    def run_chain(self, first: Stage, second: Stage, tasks: list[Task], follow: Follow) -> list[dict[str, Any]]:
+        """The values of `first` over `tasks`, and of `second` over the tasks `follow` derives from them.
+
+        When both methods have windows, the second's calls start as soon as the values they need are in
+        (one loop, both windows full); otherwise the stages run one after the other. `follow` is given
+        values in batches, each key once, and returns the second stage's tasks for them.
+        """
+        if concurrency_of(first.method.fn) is not None and concurrency_of(second.method.fn) is not None:
+            return RollingRun(self, [first, second]).run(tasks, follow)
+        values = self.run(first.method, first.kind, tasks, first.finish)
+        return [values, self.run(second.method, second.kind, follow(values), second.finish)]
+
+    def failure(self, method: Method, task: Task, exc: Exception) -> dict[str, Any]:
+        """Stop the run naming the item (`on_error="raise"`), or record the failure and return its value."""
+        message = f"{method.role} {method.name!r} failed on {task.label}: {type(exc).__name__}: {exc}"
+        if self.on_error == "raise":
+            raise MethodError(message) from exc
+        self.errors.append({"role": method.role, "method": method.name, "item": task.label, "error": message})
+        return {"error": message}
+
+    def add_seconds(self, method: Method, spent: float) -> None:
+        self.seconds[method.role] += spent
+        by_method = self.method_seconds[method.role]
+        by_method[method.name] = by_method.get(method.name, 0.0) + spent
+
+    @staticmethod
+    def output_tokens(value: dict[str, Any]) -> int:
+        """cl100k tokens a finished value's method generated: a compressor's output before the cut, an answer."""
+        if "proposed_tokens" in value:
+            return int(value["proposed_tokens"])
+        if "answer" in value:
+            return len(get_codec().encode(value["answer"]))
+        return 0
 
     def _call_chunk(
         self, method: Method, chunk: list[Task], finish: Callable[[Any, Any], Any]
@@ -167,10 +195,7 @@ class Executor:
                 )
             return self._finish(chunk, outs, finish)
         finally:
-            spent = time.perf_counter() - started
-            self.seconds[role] += spent
-            by_method = self.method_seconds[role]
-            by_method[method.name] = by_method.get(method.name, 0.0) + spent
+            self.add_seconds(method, time.perf_counter() - started)
 
     def _one_by_one(
         self, method: Method, chunk: list[Task], finish: Callable[[Any, Any], Any]

@@ -4,19 +4,22 @@ The reader gets `ReaderInput(memory, question)`, one question at a time (docs/pr
 memory are planned next to each other so that a prefix-caching reader can reuse the memory's prefill.
 The judge gets `JudgeInput(question, answer, references, source)`: gold and the source enter only here
 (docs/protocol.md §6). Answer keys bind the memory, question and reader; verdict keys bind question, answer,
-references, source and judge, so equal work is done once across conditions, ratios and runs.
+references, source and judge, so equal work is done once across conditions, ratios and runs. When the
+reader and the judge both have windows (served methods, `gacc_hf.run.rolling`), a question's verdict request
+starts as soon as its answer is in; rows and cache end the same as when judging follows all reading.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 from gacc_hf.data.schema import Group
 from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.cache import make_key, text_hash
-from gacc_hf.run.calls import Executor, Method, Task, check_bool, check_str
+from gacc_hf.run.calls import Executor, Method, Stage, Task, check_bool, check_str
 from gacc_hf.scoring.evidence import evidence_flags
 
 _ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "ceiling", "context_id", "goal_id", "shown_goal_id")
@@ -71,29 +74,10 @@ def read_and_judge(
                     f"ratio={entry['ratio']:g})"
                 )
                 read_tasks[key] = Task(key, ReaderInput(mem["memory"], q.question), label)
-    answers = ex.run(read, "answer", list(read_tasks.values()), lambda _item, out: {"answer": check_str(out)})
-    judge_tasks: dict[str, Task] = {}
-    for row in rows:
-        if row["_key"] is None:
-            continue
-        value = answers[row["_key"]]
-        if "error" in value:
-            row["error"], row["_key"] = value["error"], None
-            continue
-        q, group = row["_q"], row["_g"]
-        answer = row["answer"] = value["answer"]
-        key = row["_key"] = make_key(
-            question=text_hash(q.question),
-            answer=text_hash(answer),
-            references=_references_hash(q.references),
-            source=text_hash(group.context),
-            judge=judged.name,
-            revision=judged.revision,
-        )
-        if key not in judge_tasks:
-            item = JudgeInput(q.question, answer, q.references, group.context)
-            judge_tasks[key] = Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
-    verdicts = ex.run(judged, "verdict", list(judge_tasks.values()), lambda _item, out: {"correct": check_bool(out)})
+    follow = _verdict_tasks(rows, judged)
+    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_str(out)})
+    verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
+    _, verdicts = ex.run_chain(answer_stage, verdict_stage, list(read_tasks.values()), follow)
     for row in rows:
         key = row.pop("_key")
         del row["_q"], row["_g"]
@@ -105,3 +89,39 @@ def read_and_judge(
         else:
             row["correct"] = value["correct"]
     return rows
+
+
+def _verdict_tasks(rows: list[dict[str, Any]], judged: Method) -> Callable[[dict[str, Any]], list[Task]]:
+    """The `follow` of the answer stage: given answers as they come in, fill their rows and return the
+    verdict tasks not asked for before, in row order (as judging after all reading would order them)."""
+    by_answer: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        if row["_key"] is not None:
+            by_answer.setdefault(row["_key"], []).append(i)
+    judge_tasks: dict[str, Task] = {}
+
+    def follow(answers: dict[str, Any]) -> list[Task]:
+        new: list[Task] = []
+        for i in sorted(i for key in answers for i in by_answer[key]):
+            row = rows[i]
+            value = answers[row["_key"]]
+            if "error" in value:
+                row["error"], row["_key"] = value["error"], None
+                continue
+            q, group = row["_q"], row["_g"]
+            answer = row["answer"] = value["answer"]
+            key = row["_key"] = make_key(
+                question=text_hash(q.question),
+                answer=text_hash(answer),
+                references=_references_hash(q.references),
+                source=text_hash(group.context),
+                judge=judged.name,
+                revision=judged.revision,
+            )
+            if key not in judge_tasks:
+                item = JudgeInput(q.question, answer, q.references, group.context)
+                judge_tasks[key] = Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
+                new.append(judge_tasks[key])
+        return new
+
+    return follow
