@@ -33,7 +33,7 @@ def cache_dir(tmp_path):
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     """A real rule-based run written as a results folder, shared by the tests of one module."""
-    from results_helpers import real_run
+    from tests.helpers.results import real_run
 
     root = tmp_path_factory.mktemp("run")
     result = real_run(root / "run", root / "cache")
@@ -44,3 +44,19 @@ def run(tmp_path_factory):
 def folder(run, tmp_path):
     """A private copy of the module's run folder that a test may damage."""
     return shutil.copytree(run[0], tmp_path / "run")
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    """A tiny randomly initialised chat model saved as a local folder: plumbing, not quality."""
+    from tests.helpers.models import save_tiny_chat_model
+
+    return save_tiny_chat_model(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="session")
+def tiny_other_seed(tmp_path_factory):
+    """The same tiny architecture with other weights: a model whose outputs (and revision) differ."""
+    from tests.helpers.models import save_tiny_chat_model
+
+    return save_tiny_chat_model(tmp_path_factory.mktemp("tiny1"), seed=1)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import sqlite3
-from pathlib import Path
 
 import pytest
 
@@ -14,8 +13,9 @@ from gacc_hf.cli import build_parser
 from gacc_hf.data.schema import DataSourceError
 from gacc_hf.run.cache import CacheError
 from gacc_hf.run.calls import MethodError
+from tests.helpers.paths import ROOT
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+README = ROOT / "README.md"
 
 
 @pytest.mark.parametrize(

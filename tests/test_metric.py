@@ -42,9 +42,10 @@ from hypothesis import strategies as st
 import gacc_hf.metric as gm
 from gacc_hf.metric import Gacc
 from gacc_hf.scoring import scores as scoring
+from tests.helpers.child import CHILD_TIMEOUT, last_json, run_child
+from tests.helpers.paths import ROOT
 
-REPO = Path(__file__).resolve().parents[1]
-CHILD_TIMEOUT = 300
+REPO = ROOT
 
 ANSWERS = ["The 45 minutes.", "primary database", "us-west-2", "Three", "Friday", "45", "It took 12 hours."]
 REFERENCES = [
@@ -77,21 +78,6 @@ def offline_env(tmp: Path, modules_cache: Path, **extra: str) -> dict[str, str]:
         **extra,
     )
     return env
-
-
-def run_child(script: str, cwd: Path, env: dict[str, str], *args: str) -> dict:
-    """Run `script` in a fresh interpreter; it prints one JSON object as its last stdout line."""
-    cwd.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=CHILD_TIMEOUT,
-    )
-    assert proc.returncode == 0, f"child failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 NO_NETWORK = """
@@ -236,7 +222,7 @@ def test_two_processes_gather_all_rows_on_rank_zero(tmp_path: Path, installed_mo
     for proc in procs:
         stdout, stderr = proc.communicate(timeout=CHILD_TIMEOUT)
         assert proc.returncode == 0, f"rank failed:\n{stdout}\n{stderr}"
-        outs.append(json.loads(stdout.strip().splitlines()[-1]))
+        outs.append(last_json(stdout))
     assert outs[0]["result"] == {"micro": 4 / 5, "macro": 2 / 3, "n_questions": 5, "n_goals": 3}
     assert outs[1]["result"] is None
 

@@ -16,11 +16,10 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers.child import run_child
+from tests.helpers.paths import ROOT
+
 README = ROOT / "README.md"
 DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:^<!-- docs-test: (?P<mark>[^>]*) -->\n)?^```(?P<lang>\w*)\n(?P<code>.*?)^```$", re.M | re.S)
@@ -33,6 +32,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
 import gacc_hf
+from tests.helpers.paths import ROOT
 from gacc_hf.cli import main
 from gacc_hf.metric import install_metric
 
@@ -173,16 +173,7 @@ def test_the_readme_examples_run_as_written(tmp_path):
     work.mkdir()
     (work / "examples").symlink_to(ROOT / "examples")  # the data files the examples name
     run, _ = blocks()
-    proc = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(run)],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert proc.returncode == 0, f"{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
-    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    report = run_child(CHILD, work, env, json.dumps(run))
     assert report["python"] == sum(b["lang"] == "python" for b in run)
     assert report["bash"] == 4 + 5 + 4 + 4  # every gacc command of the run blocks (README, cli, data, results)
     assert report["checked"] >= 5  # README values compared with what the code gives

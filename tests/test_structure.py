@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "gacc_hf"
+from tests.helpers.paths import ROOT
+
+PACKAGE = ROOT / "gacc_hf"
 MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
 

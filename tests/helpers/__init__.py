@@ -1,0 +1,1 @@
+"""Helpers shared by the tests, imported as `tests.helpers.<module>`; pytest fixtures live in `tests/conftest.py`."""

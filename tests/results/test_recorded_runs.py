@@ -1,0 +1,119 @@
+"""The results folders under `docs/results/` are the runs the README reports, and its tables are theirs.
+
+Each folder must pass every check `gacc report` and `gacc publish` run (figures re-derived from its answers),
+keep the protocol (integrity counters 0), be a whole run (no `--limit`) of the sample bundled now (same
+content fingerprint), and every cell of the README's table for it must print that folder's figures: an edited
+number, a dropped row or a rerun that changed a score fails here, so the README cannot drift from the runs.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import gacc_hf
+from gacc_hf.data.fingerprint import fingerprint
+from gacc_hf.data.schema import validate
+from gacc_hf.results.folder import verify_folder
+from gacc_hf.results.layout import RunResults
+from tests.helpers.paths import ROOT
+
+README = ROOT / "README.md"
+RUNS = ROOT / "docs" / "results"
+# the README table of each run, found by the start of its header line
+HEAD = "| compressor | condition | ratio | Micro [95% CI] | Macro | evidence recall [95% CI] |"
+TABLES = {  # (header start, last column)
+    "main": (f"{HEAD} evidence Macro |", "evidence_macro"),
+    "baselines": (f"{HEAD} own − none ΔMicro pp [95% CI] |", "gap"),
+}
+NAMES = {"full-context (upper bound)": "full-context", "oracle (upper bound)": "oracle", "smollm2 (notes)": "smollm2"}
+
+
+def table_rows(text: str, header: str) -> list[list[str]]:
+    """The cells of the Markdown table whose header line starts with `header`, separator line skipped."""
+    lines = text.splitlines()
+    (start,) = [i for i, line in enumerate(lines) if line.startswith(header)]
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip() for cell in line.strip("|").split("|")])
+    return rows
+
+
+def _ci(row: dict, key: str) -> str:
+    return f"{row[key]:.3f} [{row[f'{key}_ci_low']:.3f}, {row[f'{key}_ci_high']:.3f}]"
+
+
+def _pp(value: float) -> str:
+    return f"{100 * value:+.1f}".replace("-", "−")
+
+
+def _gap(gap: dict) -> str:
+    return f"{_pp(gap['micro_diff'])} [{_pp(gap['micro_diff_ci_low'])}, {_pp(gap['micro_diff_ci_high'])}]"
+
+
+def _shown(cells: list[str]) -> list[str]:
+    """A README row as compared: bold marks and a trailing remark ("(goal-blind)") of its last cell set aside."""
+    return [*cells[:-1], re.sub(r"\s*\([^)]*\)$", "", cells[-1]).strip("*")]
+
+
+def readme_cells(run: RunResults, rows: list[list[str]], last: str) -> list[tuple[list[str], list[str]]]:
+    """(README cells, the run's cells printed as the README prints them) per README row.
+
+    `last` names the table's last column: `evidence_macro`, or `gap` (own − none ΔMicro on own rows, empty on
+    the others).
+    """
+    scores = {(s["compressor"], s["condition"], f"{s['ratio']:g}"): s for s in run.scores}
+    gaps = {g["compressor"]: g for g in run.payload["gaps"] if g["gap"] == "own-none"}
+    pairs = []
+    for cells in rows:
+        name = NAMES.get(cells[0], cells[0])
+        s = scores[(name, cells[1], cells[2])]
+        expected = [cells[0], s["condition"], f"{s['ratio']:g}", _ci(s, "micro"), f"{s['macro']:.3f}"]
+        expected.append(_ci(s, "evidence_micro"))
+        if last == "evidence_macro":
+            expected.append(f"{s['evidence_macro']:.3f}")
+        else:
+            expected.append(_gap(gaps[name]) if s["condition"] == "own" else "")
+        pairs.append((_shown(cells), expected))
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def readme() -> str:
+    return README.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_the_recorded_run_passes_every_check_and_is_a_whole_run_of_the_bundled_sample(name):
+    run = verify_folder(RUNS / name)
+    assert run.payload["integrity"] == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
+    assert run.config["limit"] is None and not run.payload["errors"]
+    assert run.config["data"]["fingerprint"] == fingerprint(validate(gacc_hf.load_sample("judge")))
+
+
+@pytest.mark.parametrize("name", sorted(TABLES))
+def test_every_cell_of_the_readme_table_is_the_recorded_runs(name, readme):
+    run = verify_folder(RUNS / name)
+    header, last = TABLES[name]
+    rows = table_rows(readme, header)
+    for cells, expected in readme_cells(run, rows, last):
+        assert cells == expected, f"README table of docs/results/{name}: row {cells[:3]}"
+    shown = {(NAMES.get(c[0], c[0]), c[1]) for c in rows}
+    assert shown == {(s["compressor"], s["condition"]) for s in run.scores}  # no row left out, none added
+    calls = run.payload["calls"]
+    assert f"{calls['compressor']:,} compressor, {calls['reader']:,} reader" in re.sub(r"\s+", " ", readme)
+
+
+def test_an_edited_readme_number_is_caught(readme):
+    run = verify_folder(RUNS / "baselines")
+    header, last = TABLES["baselines"]
+    rows = table_rows(readme, header)
+    assert all(cells == expected for cells, expected in readme_cells(run, rows, last))
+    edited = [list(cells) for cells in rows]
+    edited[4][3] = edited[4][3].replace("0.071", "0.077")  # goal-lines own: one Micro digit
+    edited[8][6] = "+6.4 [−1.9, +14.2]"  # embed own: its gap
+    wrong = [cells[:2] for cells, expected in readme_cells(run, edited, last) if cells != expected]
+    assert wrong == [["goal-lines", "own"], ["embed", "own"]]
