@@ -28,10 +28,13 @@ from gacc_hf.results.layout import LATEST, RESULTS_FILE, RUNS_DIR, ResultsError
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file renamed into place (readers never see a partial file)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:  # a failed write names no file (`[Errno 28]` alone): name the one being written
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     tmp.replace(path)
 
 
