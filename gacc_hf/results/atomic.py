@@ -117,8 +117,10 @@ def replace_folder(out_dir: str | Path, fill: Callable[[Path], object]) -> Path:
     try:
         fill(stage)
         _fsync_dir(stage)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename and Path(exc.filename).parent == stage:
+            raise OSError(exc.errno, exc.strerror, str(out / Path(exc.filename).name)) from exc  # not the staging
         raise
     replacing = out.exists()
     if replacing:

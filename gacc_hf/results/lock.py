@@ -53,8 +53,9 @@ def _take(path: Path) -> int:
         except FileNotFoundError:
             same = False
         if same:  # not a file its previous holder deleted between our open and our lock
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            with contextlib.suppress(OSError):  # the pid only names the holder in a message (a full disk)
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
             return fd
         os.close(fd)
 

@@ -219,6 +219,7 @@ class Cache:
         try:
             db = sqlite3.connect(target, timeout=timeout, isolation_level=None, check_same_thread=False)
             if journal != "memory":
+                is_new_cache(db, target)  # a foreign database is refused before anything is written to it
                 _set_journal(db, journal, timeout)
             db.execute("PRAGMA synchronous=NORMAL")
             with self._transaction_of(db):  # other processes see no tables or all of them, and the mark
