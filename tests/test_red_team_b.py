@@ -437,7 +437,7 @@ def test_15_a_second_run_on_the_same_output_dir_is_refused_while_the_first_runs(
         capture_output=True,
         text=True,
     )
-    out, err = first.communicate(timeout=120)
+    _out, err = first.communicate(timeout=120)
     assert first.returncode == 0, err
     assert second.returncode == 2 and second.stderr == (
         f"gacc run: error: {tmp_path / 'out'}: another gacc run (pid {first.pid}) is writing this results folder "
