@@ -11,7 +11,6 @@ start (accelerate launch, torchrun), rank 0 takes it.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 from collections.abc import Iterator
@@ -73,10 +72,8 @@ def output_lock(out_dir: str | Path | None, rank: int = 0) -> Iterator[None]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = _take(path)
-    except OSError as exc:
-        if exc.errno not in (errno.EACCES, errno.EPERM, errno.EROFS):
-            raise
-        yield  # no run can write there: the folder checks that follow refuse it with their own message
+    except OSError:  # read-only, below a file, ...: no run can write there, and the folder checks that
+        yield  # follow refuse it with their own message
         return
     os.environ[HELD_ENV] = str(path.absolute())  # inherited by the processes `--num-processes` launches
     try:
