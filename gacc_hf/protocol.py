@@ -62,6 +62,11 @@ class Judge(Protocol):
     def __call__(self, item: JudgeInput, /) -> bool: ...
 
 
+# What a method call may raise that is its failure: `sys.exit()` inside a method fails its item like any
+# error, instead of ending the run with exit 0 and nothing written. KeyboardInterrupt still stops the run.
+METHOD_FAULTS = (Exception, SystemExit)
+
+
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -174,6 +179,11 @@ def revision_of(fn: Any) -> str:
     rev = getattr(fn, "revision", None)
     if isinstance(rev, str) and rev:
         return rev
+    if rev is not None and not inspect.isclass(fn):
+        raise ValueError(
+            f"method {method_name(fn)!r} has revision {rev!r:.60} ({type(rev).__name__}): a revision must be a "
+            "non-empty str that changes whenever the method's outputs can change (or leave it out to derive one)"
+        )
     try:
         return _derived_revision(fn)
     except (TypeError, RecursionError) as exc:

@@ -169,12 +169,14 @@ def check_run_paths(output_dir: str | None, cache_dir: str | None) -> None:
     A cache that exists is opened once (a damaged or foreign file is a clear error now, not after the
     work); a read-only one is accepted, because a warm rerun only reads.
     """
+    from gacc_hf.cli.paths import check_cache_outside_output
     from gacc_hf.run.cache import CACHE_FILENAME, Cache
 
     if output_dir is None:  # a new folder under DEFAULT_RUNS
         writable_folder(DEFAULT_RUNS, "runs folder")
     else:
         writable_folder(output_dir, "results folder (--output-dir)", staged=True)
+    check_cache_outside_output(output_dir, cache_dir)
     if cache_dir is None:
         return
     if (Path(cache_dir) / CACHE_FILENAME).exists():
@@ -184,6 +186,16 @@ def check_run_paths(output_dir: str | None, cache_dir: str | None) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from gacc_hf.cli.paths import check_output_option
+    from gacc_hf.results.lock import output_lock
+    from gacc_hf.run.distributed import detect
+
+    check_output_option(args.output_dir)
+    with output_lock(args.output_dir, detect().rank):  # a second run writing the same folder is refused now
+        return _run_locked(args)
+
+
+def _run_locked(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
     from pathlib import Path
 

@@ -41,6 +41,7 @@ from gacc_hf.data.schema import (
     is_public_view,
     public_view,
 )
+from gacc_hf.data.special import not_data
 from gacc_hf.hub.commit import require_online
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -98,7 +99,7 @@ def data_files(path: str | Path, config: Config = "judge") -> tuple[Files, Confi
     if path.is_file():
         return {DEFAULT_SPLIT: [_shown(path)]}, "judge"
     if not path.is_dir():
-        raise DataSourceError(f"{path}: no such file or folder")
+        raise DataSourceError(f"{path}: {not_data(path)}")
     configs = card_configs(path)
     held: Config = "judge"
     if configs:

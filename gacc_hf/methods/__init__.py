@@ -9,9 +9,6 @@ contract tests).
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -40,22 +37,9 @@ def _served(role: str) -> Callable[[str], Any]:
 
 
 def _imported(spec: str) -> Any:
-    """`import:<module>:<attribute>`: a class (built without arguments), a function or an instance.
+    from gacc_hf.methods.user_import import load
 
-    Lets the command line (and every launched process) name a method defined in the user's own module.
-    The working directory is searched too (after the installed packages), as `python -m` does, so a
-    module beside the user finds the same way under the `gacc` script and `accelerate launch`.
-    """
-    module, sep, attr = spec.partition(":")
-    if not sep or not module or not attr:
-        raise ValueError(f"expected import:<module>:<attribute>, got import:{spec}")
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.append(os.getcwd())
-    try:
-        obj = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ValueError(f"cannot import method {spec!r}: {exc}") from exc
-    return obj() if isinstance(obj, type) else obj
+    return load(spec)
 
 
 def _local(role: str) -> Callable[..., Any]:

@@ -28,10 +28,13 @@ from gacc_hf.results.layout import LATEST, RESULTS_FILE, RUNS_DIR, ResultsError
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` through a temporary file renamed into place (readers never see a partial file)."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with tmp.open("wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:  # a failed write names no file (`[Errno 28]` alone): name the one being written
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     tmp.replace(path)
 
 
@@ -114,8 +117,10 @@ def replace_folder(out_dir: str | Path, fill: Callable[[Path], object]) -> Path:
     try:
         fill(stage)
         _fsync_dir(stage)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(stage, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename and Path(exc.filename).parent == stage:
+            raise OSError(exc.errno, exc.strerror, str(out / Path(exc.filename).name)) from exc  # not the staging
         raise
     replacing = out.exists()
     if replacing:

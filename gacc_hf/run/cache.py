@@ -42,6 +42,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from gacc_hf.run.cache_file import APPLICATION_ID, CacheError, environment_fault, is_new_cache
 from gacc_hf.text.hygiene import encoding_problem
 
 CACHE_FILENAME = "gacc-cache.sqlite3"
@@ -114,10 +115,6 @@ def value_problem(kind: str, value: Any) -> str | None:
             if field in value and type(value[field]) is not field_type:
                 return f"a memory value's {field!r} must be {field_type.__name__}, got {value[field]!r:.80}"
     return None
-
-
-class CacheError(RuntimeError):
-    """The cache cannot be used as it is: unreadable or damaged file, other schema, read-only, locked."""
 
 
 def filesystem_type(path: str | Path, mounts: str | None = None) -> str | None:
@@ -210,6 +207,9 @@ class Cache:
         where = self.path or ":memory:"
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             return CacheError(f"cache {where} stayed locked by another process: {exc}; retry when it is done")
+        fault = environment_fault(exc)
+        if fault:
+            return CacheError(f"cache {where}: {fault}")
         return CacheError(
             f"cache {where} is damaged or not a gacc cache ({type(exc).__name__}: {exc}): move it aside or delete "
             "it and rerun (its entries are recomputed)"
@@ -219,14 +219,18 @@ class Cache:
         try:
             db = sqlite3.connect(target, timeout=timeout, isolation_level=None, check_same_thread=False)
             if journal != "memory":
+                is_new_cache(db, target)  # a foreign database is refused before anything is written to it
                 _set_journal(db, journal, timeout)
             db.execute("PRAGMA synchronous=NORMAL")
-            db.execute(
-                "CREATE TABLE IF NOT EXISTS entries (kind TEXT NOT NULL, key TEXT NOT NULL, "
-                "value TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (kind, key)) WITHOUT ROWID"
-            )
-            db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            with self._transaction_of(db):  # other processes see no tables or all of them, and the mark
+                if is_new_cache(db, target):
+                    db.execute(
+                        "CREATE TABLE entries (kind TEXT NOT NULL, key TEXT NOT NULL, "
+                        "value TEXT NOT NULL, created REAL NOT NULL, PRIMARY KEY (kind, key)) WITHOUT ROWID"
+                    )
+                    db.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                    db.execute("INSERT INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                    db.execute(f"PRAGMA application_id={APPLICATION_ID}")
         except sqlite3.Error as exc:
             raise self._damaged(exc) from exc
         filesystem = filesystem_type(target) if journal != "memory" else None
@@ -262,6 +266,7 @@ class Cache:
 
     def _check_schema(self, db: sqlite3.Connection) -> None:
         try:
+            is_new_cache(db, str(self.path))  # refuses a foreign database
             found = db.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
             db.execute("SELECT kind, key, value FROM entries LIMIT 1").fetchall()
         except sqlite3.Error as exc:
@@ -332,15 +337,19 @@ class Cache:
             self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?)", replace)
         self._bad.difference_update((kind, key) for _, key, _, _ in replace)
 
+    def _transaction(self) -> contextlib.AbstractContextManager[None]:
+        return self._transaction_of(self._db)
+
+    @staticmethod
     @contextlib.contextmanager
-    def _transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+    def _transaction_of(db: sqlite3.Connection) -> Iterator[None]:
+        db.execute("BEGIN IMMEDIATE")
         try:
             yield
         except BaseException:
-            self._db.execute("ROLLBACK")
+            db.execute("ROLLBACK")
             raise
-        self._db.execute("COMMIT")
+        db.execute("COMMIT")
 
     def count(self, kind: str | None = None) -> int:
         with self._sqlite():

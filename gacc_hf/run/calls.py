@@ -17,12 +17,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from gacc_hf.methods.registry import resolve
-from gacc_hf.protocol import MethodIdentityError, method_name, revision_of
+from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, revision_of
 from gacc_hf.redaction import redact
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.progress import RoleProgress
@@ -79,13 +79,14 @@ def resolve_method(role: str, spec: Any, cached: bool) -> Method:
 
 
 def check_str(value: Any) -> str:
-    """A method's text output, refused when it is not a str or cannot be stored as UTF-8 (lone surrogates)."""
+    """A method's text output as a plain str (a str subclass is copied to one, so it can be stored);
+    refused when it is not a str or cannot be stored as UTF-8 (lone surrogates)."""
     if not isinstance(value, str):
         raise TypeError(f"returned {type(value).__name__}, expected str")
     problem = encoding_problem(value)
     if problem:
         raise ValueError(f"returned text that {problem}")
-    return value
+    return str.__str__(value)
 
 
 def check_bool(value: Any) -> bool:
@@ -151,7 +152,7 @@ class Executor:
         values = self.run(first.method, first.kind, tasks, first.finish)
         return [values, self.run(second.method, second.kind, follow(values), second.finish)]
 
-    def failure(self, method: Method, task: Task, exc: Exception) -> dict[str, Any]:
+    def failure(self, method: Method, task: Task, exc: BaseException) -> dict[str, Any]:
         """Stop the run naming the item (`on_error="raise"`), or record the failure and return its value."""
         message = f"{method.role} {method.name!r} failed on {task.label}: {type(exc).__name__}: {exc}"
         if self.on_error == "raise":
@@ -175,7 +176,7 @@ class Executor:
 
     def _call_chunk(
         self, method: Method, chunk: list[Task], finish: Callable[[Any, Any], Any]
-    ) -> tuple[dict[str, Any], list[tuple[Task, Exception]]]:
+    ) -> tuple[dict[str, Any], list[tuple[Task, BaseException]]]:
         """Call a chunk once: through `batch()` when the method offers it, else item by item."""
         role = method.role
         started = time.perf_counter()
@@ -184,10 +185,16 @@ class Executor:
                 return self._one_by_one(method, chunk, finish)
             self.calls[role] += len(chunk)
             try:
-                outs = list(method.fn.batch([t.item for t in chunk]))
-            except Exception as exc:
+                returned = method.fn.batch([t.item for t in chunk])
+            except METHOD_FAULTS as exc:
                 log.warning("%s %r: batch() raised on %d items", role, method.name, len(chunk), exc_info=True)
                 return {}, [(t, exc) for t in (chunk[:1] if self.on_error == "raise" else chunk)]
+            if not isinstance(returned, Iterable) or isinstance(returned, str | bytes | Mapping):
+                raise MethodError(
+                    f"{role} {method.name!r}: batch() returned {type(returned).__name__} for {len(chunk)} inputs "
+                    f"(first item: {chunk[0].label}); batch() must return a list of one output per input, in order"
+                )
+            outs = list(returned)
             if len(outs) != len(chunk):
                 raise MethodError(
                     f"{role} {method.name!r}: batch() returned {len(outs)} outputs for {len(chunk)} inputs "
@@ -199,14 +206,14 @@ class Executor:
 
     def _one_by_one(
         self, method: Method, chunk: list[Task], finish: Callable[[Any, Any], Any]
-    ) -> tuple[dict[str, Any], list[tuple[Task, Exception]]]:
+    ) -> tuple[dict[str, Any], list[tuple[Task, BaseException]]]:
         done: dict[str, Any] = {}
-        failures: list[tuple[Task, Exception]] = []
+        failures: list[tuple[Task, BaseException]] = []
         for t in chunk:
             self.calls[method.role] += 1
             try:
                 done[t.key] = finish(t.item, method.fn(t.item))
-            except Exception as exc:
+            except METHOD_FAULTS as exc:
                 failures.append((t, exc))
                 if self.on_error == "raise":
                     break
@@ -214,17 +221,17 @@ class Executor:
 
     def _finish(
         self, chunk: list[Task], outs: list[Any], finish: Callable[[Any, Any], Any]
-    ) -> tuple[dict[str, Any], list[tuple[Task, Exception]]]:
+    ) -> tuple[dict[str, Any], list[tuple[Task, BaseException]]]:
         """Finish a batch's outputs; `batch` may return an exception in place of one item's output
         (a server call that failed after retries), so that item fails alone and nothing is called twice."""
         done: dict[str, Any] = {}
-        failures: list[tuple[Task, Exception]] = []
+        failures: list[tuple[Task, BaseException]] = []
         for t, out in zip(chunk, outs, strict=True):
             try:
                 if isinstance(out, Exception):
                     raise out
                 done[t.key] = finish(t.item, out)
-            except Exception as exc:
+            except METHOD_FAULTS as exc:
                 failures.append((t, exc))
                 if self.on_error == "raise":
                     break

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from gacc_hf.run.config_limits import unreadable
 from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_preset
 
 CONFIG_FILE = "config.yaml"
@@ -120,6 +121,10 @@ def load(path: str | Path) -> dict[str, Any]:
             raise RunConfigError(f"{path}: a config file is .yaml, .yml or .toml, not {path.suffix or 'no suffix'!r}")
     except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
         raise RunConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from exc
+    except (RecursionError, ValueError) as exc:  # Python's own limits, met while parsing: name the file
+        if isinstance(exc, RunConfigError):
+            raise
+        raise RunConfigError(unreadable(path, text, exc)) from exc
     if values is None:
         return {}
     if not isinstance(values, dict):

@@ -22,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gacc_hf.protocol import METHOD_FAULTS
 from gacc_hf.run.progress import RoleProgress
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ class RollingRun:
             self.ex.calls[method.role] += 1
             try:
                 value = lane.stage.finish(task.item, future.result())
-            except Exception as exc:  # on_error="raise": the finally of `run` stores what finished, then stops
+            except METHOD_FAULTS as exc:  # on_error="raise": the finally of `run` stores what finished, then stops
                 value = self.ex.failure(method, task, exc)
             else:
                 lane.pending[task.key] = value
