@@ -1,0 +1,111 @@
+"""The local reader against its floor: the least model compute the main job's reading needs.
+
+1. Harness: `run_benchmark` runs the main job (the `main` preset) on a fresh cache, optionally on its
+   first `--limit` groups; the reader's time is the time inside its calls (`result.seconds["reader"]`).
+2. Floor: the same reader items (every distinct memory and question the run read), the same loaded
+   model, threads and dtype, with nothing around the model: each distinct memory's prompt prefix is
+   prefilled once (batch 1: a 1,300-token prefill is one large matrix product per layer already), and
+   all of that memory's questions are decoded together from it, each row leaving the batch at the
+   token that ends its answer (`decode_shared_prefix`: argmax, end of turn, stop string).
+
+Prints seconds and questions/s for both, harness ÷ floor, and whether the floor's answers equal the
+run's. With `--check`, the run's answers are also compared with the recorded main job
+(`docs/results/main/answers.parquet`, read by the previous reader), question by question.
+
+    HF_HUB_OFFLINE=1 python benchmarks/reader_floor.py [--limit 6] [--check]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from gacc_hf.methods import pipeline
+from gacc_hf.methods.prefix_decoding import decode_shared_prefix, eos_ids
+from gacc_hf.presets import DEFAULTS
+from gacc_hf.registry import resolve
+from gacc_hf.runner import run_benchmark
+
+RECORDED = Path(__file__).resolve().parent.parent / "docs" / "results" / "main" / "answers.parquet"
+
+
+def reader_items(result) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]
+    """The distinct questions of each distinct memory the run read, from its ledger and answer rows."""
+    memory_of = {m["memory_sha256"]: m["memory"] for m in result.memories if m.get("memory") is not None}
+    items: dict[str, dict[str, None]] = {}
+    for row in result.answers:
+        items.setdefault(memory_of[row["memory_sha256"]], {})[row["question"]] = None
+    return {memory: list(questions) for memory, questions in items.items()}
+
+
+def floor(reader, items: dict[str, list[str]]) -> tuple[float, dict[tuple[str, str], str]]:  # type: ignore[no-untyped-def]
+    """Seconds for one prefill per memory and the batched greedy decoding of its questions; the answers."""
+    model, tokenizer = reader.lm.model, reader.lm.tokenizer
+    eos, stop = eos_ids(model.generation_config), reader._stop_criteria()
+    answers = {}
+    started = time.perf_counter()
+    for memory, questions in items.items():
+        ids = [reader._prompt_ids(pipeline._chat("reader", memory=memory, question=q)) for q in questions]
+        shared = min(pipeline.common_prefix(ids), min(len(r) for r in ids) - 1)
+        cache = reader._prefill(tuple(ids[0][:shared]))
+        outs = decode_shared_prefix(
+            model, ids[0][:shared], cache, [r[shared:] for r in ids], reader.max_new_tokens, eos, stop,
+            tokenizer.pad_token_id,
+        )  # fmt: skip
+        for question, out in zip(questions, outs, strict=True):
+            answers[memory, question] = pipeline._first_line(tokenizer.decode(out, skip_special_tokens=True))
+    return time.perf_counter() - started, answers
+
+
+def report_floor(reader, items: dict[str, list[str]], result, wall: float) -> None:  # type: ignore[no-untyped-def]
+    """Time the floor on the run's reader items and print it beside the run's reader time."""
+    questions = sum(len(q) for q in items.values())
+    read = result.seconds["reader"]
+    floor_s, floor_answers = floor(reader, items)
+    memory_of = {m["memory_sha256"]: m["memory"] for m in result.memories if m.get("memory") is not None}
+    run_answers = {(memory_of[r["memory_sha256"]], r["question"]): r["answer"] for r in result.answers}
+    same = sum(floor_answers[k] == run_answers[k] for k in floor_answers)
+    print(f"{'':32}{'seconds':>9}{'questions/s':>13}{'÷ floor':>9}")
+    print(f"{'floor (prefill + batched decode)':32}{floor_s:9.1f}{questions / floor_s:13.3f}{1:9.2f}")
+    print(f"{'harness: reader calls':32}{read:9.1f}{result.calls['reader'] / read:13.3f}{read / floor_s:9.2f}")
+    print(f"{'harness: whole run, wall':32}{wall:9.1f}{'':13}{wall / floor_s:9.2f}")
+    print(f"floor answers equal to the run's: {same} / {len(floor_answers)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, default=None, help="the first N groups of the sample only")
+    parser.add_argument("--check", action="store_true", help="compare the answers with docs/results/main")
+    parser.add_argument("--no-floor", action="store_true", help="only the run (with --check: an answer check)")
+    args = parser.parse_args()
+    print(f"load average before: {os.getloadavg()}")
+    with tempfile.TemporaryDirectory() as cache_dir:
+        started = time.perf_counter()
+        result = run_benchmark(DEFAULTS.data, limit=args.limit, cache_dir=cache_dir, progress=False)  # main preset
+        wall = time.perf_counter() - started
+    reader = resolve("reader", DEFAULTS.reader)  # the run's loaded model: same weights, threads and dtype
+    items = reader_items(result)
+    print(f"groups: {args.limit or 'all'}; {sum(len(q) for q in items.values())} questions over {len(items)} memories")
+    print(f"run: {wall:.1f} s wall, reader {result.seconds['reader']:.1f} s in {result.calls['reader']} calls")
+    if not args.no_floor:
+        report_floor(reader, items, result, wall)
+    if args.check:
+        import pandas as pd
+
+        recorded = pd.read_parquet(RECORDED)
+        before = {(r.question_id, r.compressor, r.condition): r.answer for r in recorded.itertuples()}
+        now = {(r["question_id"], r["compressor"], r["condition"]): r["answer"] for r in result.answers}
+        differ = [k for k in now if before.get(k) != now[k]]
+        print(f"answers equal to docs/results/main: {len(now) - len(differ)} / {len(now)} rows")
+        for key in differ:
+            print(f"  differs: {key}: {before.get(key)!r} -> {now[key]!r}")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
