@@ -176,3 +176,12 @@ def test_real_smollm2_batched_prefix_decoding_equals_the_plain_path():
     plain = resolve("reader", "smollm2?batch_size=1")
     plain.prefix_cache = False
     assert cached.batch(items) == plain.batch(items)
+
+
+def test_a_cuda_device_gets_larger_batches_unless_the_spec_names_one(tiny, monkeypatch):
+    assert build("reader", str(tiny)).batch_size == 8  # the CPU default
+    monkeypatch.setattr(pipeline, "torch_device", lambda device, spec="": "cuda:0")  # plumbing only: loads on CPU
+    for role in ("compressor", "reader", "judge"):
+        assert build(role, str(tiny)).batch_size == pipeline.CUDA_BATCH_SIZE
+    assert build("reader", f"{tiny}?batch_size=4").batch_size == 4
+    assert build("reader", str(tiny), batch_size=2).batch_size == 2

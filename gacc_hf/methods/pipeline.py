@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gacc_hf.methods.prefix_decoding import decode_shared_prefix, eos_ids, plain_greedy
-from gacc_hf.models import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec
+from gacc_hf.models import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec, torch_device
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.tokenizer import get_codec
 
@@ -51,6 +51,10 @@ PROMPTS: dict[str, dict[str, str | None]] = {
 READER_MAX_NEW_TOKENS = 24
 READER_STOP = ("\n",)  # answers are one line: stop there instead of running to max_new_tokens
 PREFIX_CACHE_MIN_TOKENS = 256  # shorter memories are read on the plain, batched path (PipelineReader)
+# Rows per batch on a CUDA device when the spec names no batch_size (every role). The CPU defaults (8, 16
+# for the judge) are measured (BENCHMARKS.md); on a GPU a step of a small model costs far less per row,
+# so batches are larger. A starting point, not a measured optimum: `?batch_size=` overrides it.
+CUDA_BATCH_SIZE = 32
 _PROBE = "?"  # a second question, to find where the prompts of one memory start to differ
 
 _VERDICT = re.compile(r"^\W*(correct|incorrect)\b", re.IGNORECASE)
@@ -355,7 +359,8 @@ def build(role: str, spec: str = SMOLLM2, **kwargs: Any) -> _ChatMethod:
 
     Options (`gacc_hf.models.ModelOptions`) are checked before the model is loaded. The method's name
     is the model's name plus the options that change outputs (`smollm2?dtype=bfloat16`), never the
-    execution options, so cache keys stay the same on any device, thread count or batch size.
+    execution options, so cache keys stay the same on any device, thread count or batch size. On a CUDA
+    device the batch size defaults to CUDA_BATCH_SIZE.
     """
     model, options = split_spec(spec)
     if options.max_new_tokens is not None:
@@ -366,5 +371,7 @@ def build(role: str, spec: str = SMOLLM2, **kwargs: Any) -> _ChatMethod:
         kwargs.setdefault("max_new_tokens", options.max_new_tokens)
     if options.batch_size is not None:
         kwargs.setdefault("batch_size", options.batch_size)
+    elif torch_device(options.device, spec).startswith("cuda"):
+        kwargs.setdefault("batch_size", CUDA_BATCH_SIZE)
     name = (SMOLLM2 if model == SMOLLM2 else f"hf:{model}") + options.name_suffix()
     return _CLASSES[role](load_causal_lm(model, options), name, dtype=options.dtype, **kwargs)
