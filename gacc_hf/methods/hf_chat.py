@@ -11,13 +11,13 @@ to padding. An output is the model's greedy continuation cut to at most `limit` 
 with the same prompt are generated once at the largest limit asked for and cut for the others (greedy
 decoding makes the shorter continuation a prefix of the longer one), so a compressor asked for two
 budgets of one (source, goal) pays for one generation. The reader reads differently: its prompt puts
-the memory before the question, and it prefills each memory once and decodes each question from that
-cache (`PipelineReader`), because on a CPU the prompt, not the short answer, is most of the work.
+the memory before the question, and it prefills each memory once and decodes that memory's questions
+from the cache as one batch (`PipelineReader`, `prefix_decoding`), because on a CPU the prompt, not the
+short answer, is most of the work.
 """
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
@@ -25,7 +25,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from gacc_hf.methods.weights import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec
+from gacc_hf.methods.prefix_decoding import decode_shared_prefix, eos_ids, plain_greedy
+from gacc_hf.methods.weights import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec, torch_device
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.run.progress import report
 from gacc_hf.tokenizer import get_codec
@@ -51,6 +52,10 @@ PROMPTS: dict[str, dict[str, str | None]] = {
 READER_MAX_NEW_TOKENS = 24
 READER_STOP = ("\n",)  # answers are one line: stop there instead of running to max_new_tokens
 PREFIX_CACHE_MIN_TOKENS = 256  # shorter memories are read on the plain, batched path (PipelineReader)
+# Rows per batch on a CUDA device when the spec names no batch_size (every role). The CPU defaults (8, 16
+# for the judge) are measured (docs/performance.md); on a GPU a step of a small model costs far less per row,
+# so batches are larger. A starting point, not a measured optimum: `?batch_size=` overrides it.
+CUDA_BATCH_SIZE = 32
 _PROBE = "?"  # a second question, to find where the prompts of one memory start to differ
 
 _VERDICT = re.compile(r"^\W*(correct|incorrect)\b", re.IGNORECASE)
@@ -84,6 +89,9 @@ class _ChatMethod:
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        limit = settings.get("max_new_tokens")
+        if isinstance(limit, int) and limit < 1:  # an answer of no tokens is always empty: a mistake, not a setting
+            raise ValueError(f"max_new_tokens must be >= 1, got {limit}")
         self.lm = lm
         self.name = name
         self.batch_size = batch_size  # execution only: not part of the revision
@@ -184,13 +192,18 @@ class PipelineReader(_ChatMethod):
 
     With `prefix_cache` (the default) the items of a batch are grouped by memory: each distinct memory
     whose prompt prefix (system prompt, turn header and memory: everything before the question) has at
-    least `cache_min_tokens` tokens is prefilled once into a transformers `DynamicCache`, and every
-    question of it is decoded greedily from a copy, so a long memory is encoded once instead of once per
-    question. The last prefix is kept across calls, so a memory split over two runner chunks is encoded
-    once too. Shorter memories go through the plain path (one pipeline call per `batch_size` prompts):
-    there decoding, not the prompt, is the work, and batching shares it (docs/performance.md: 1.86x at batch 8
-    against 1.19x prefix-cached on 100-token memories; 5.0x prefix-cached on 1,300-token ones). Every
-    path gives the same answers (tested); `prefix_cache=False` reads every memory on the plain path.
+    least `cache_min_tokens` tokens is prefilled once into a transformers `DynamicCache`, and its
+    questions are decoded greedily from that cache together, `batch_size` at a time
+    (`prefix_decoding.decode_shared_prefix`), so a long memory is encoded once and its questions share
+    each decoding step. The last prefix is kept across calls, so a memory split over two runner chunks is
+    encoded once too. Shorter memories go through the plain path (one pipeline call per `batch_size`
+    prompts): there decoding, not the prompt, is the work, and batching across memories shares it. Every
+    path gives the same answers (tested); `prefix_cache=False` reads every memory on the plain path, as
+    does a model whose generation settings change greedy decoding (`prefix_decoding.plain_greedy`).
+
+    A prompt that cannot fit the model's context window (`max_position_embeddings`) with
+    `max_new_tokens` after it is not cut: its items get a ValueError in place of an answer, which the
+    runner reports with the question and goal it belongs to.
     """
 
     role = "reader"
@@ -208,23 +221,39 @@ class PipelineReader(_ChatMethod):
         settings = {"max_new_tokens": max_new_tokens, "stop": list(READER_STOP), "answer": "first line, stripped"}
         super().__init__(lm, name, batch_size, settings, dtype)
         self.max_new_tokens = max_new_tokens
-        self.prefix_cache = prefix_cache  # execution only: same answers, so not in the revision
+        # execution only: same answers, so not in the revision
+        self.prefix_cache = prefix_cache and plain_greedy(lm.model.generation_config)
         self.cache_min_tokens = cache_min_tokens
+        self.window: int | None = getattr(lm.model.config, "max_position_embeddings", None)
         self._prefix: tuple[tuple[int, ...], Any] | None = None
+        self._stop: tuple[tuple[str, ...], Any] | None = None
 
     def __call__(self, item: ReaderInput) -> str:
-        return self.batch([item])[0]
+        answer = self.batch([item])[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
 
-    def batch(self, items: Sequence[ReaderInput]) -> list[str]:
-        by_memory: dict[str, dict[str, str]] = {}
+    def batch(self, items: Sequence[ReaderInput]) -> list[str | Exception]:
+        """One answer per item, or a ValueError for an item whose prompt overflows the context window."""
+        by_memory: dict[str, dict[str, str | Exception]] = {}
         for item in items:
             by_memory.setdefault(item.memory, {})[item.question] = ""
         plain: list[tuple[str, str]] = []
         for memory, answers in by_memory.items():
             ids = [self._prompt_ids(_chat("reader", memory=memory, question=q)) for q in answers]
+            longest = max(len(r) for r in ids)
+            if self.window is not None and longest + self.max_new_tokens > self.window:
+                error = ValueError(
+                    f"reader {self.name!r}: the prompt of this memory ({_excerpt(memory)}) is {longest} tokens; with "
+                    f"max_new_tokens={self.max_new_tokens} it exceeds the model's context window of {self.window} "
+                    "tokens (max_position_embeddings); use a lower ratio or a model with a longer window"
+                )
+                answers.update(dict.fromkeys(answers, error))
+                continue
             probe = self._prompt_ids(_chat("reader", memory=memory, question=_PROBE))  # differs after the memory
             shared = min(common_prefix([*ids, probe]), min(len(r) for r in ids) - 1)
-            if self.prefix_cache and shared >= self.cache_min_tokens:
+            if self.prefix_cache and shared >= max(1, self.cache_min_tokens):
                 answers.update(self._read_cached(tuple(ids[0][:shared]), dict(zip(answers, ids, strict=True))))
             else:
                 plain += [(memory, q) for q in answers]
@@ -236,42 +265,55 @@ class PipelineReader(_ChatMethod):
         return [by_memory[i.memory][i.question] for i in items]
 
     def _read_cached(self, prefix: tuple[int, ...], prompts: dict[str, list[int]]) -> dict[str, str]:
-        """The answers to the questions of one memory (prompt ids by question), decoded from one prefix."""
-        import torch
+        """The answers to the questions of one memory (prompt ids by question), decoded from one prefix.
 
+        Questions are batched in order of prompt length, so a batch pads its tails little.
+        """
         if self._prefix is None or self._prefix[0] != prefix:
             self._prefix = None  # free the old cache before building the new one
             self._prefix = (prefix, self._prefill(prefix))
         cache = self._prefix[1]
-        model, tokenizer = self.lm.model, self.lm.tokenizer
+        tokenizer, config = self.lm.tokenizer, self.lm.model.generation_config
+        order = sorted(prompts, key=lambda q: len(prompts[q]))
         answers = {}
-        for question, row in prompts.items():
-            tensor = torch.tensor([row], device=model.device)
-            with torch.inference_mode():
-                out = model.generate(
-                    input_ids=tensor,
-                    attention_mask=torch.ones_like(tensor),
-                    cache=copy.deepcopy(cache) if cache is not None else None,
-                    max_new_tokens=self.max_new_tokens,
-                    do_sample=False,
-                    stop_strings=list(READER_STOP),
-                    tokenizer=tokenizer,
-                    pad_token_id=tokenizer.pad_token_id,
-                )
-            answers[question] = _first_line(tokenizer.decode(out[0, len(row) :], skip_special_tokens=True))
-            report(1)
+        for start in range(0, len(order), self.batch_size):
+            questions = order[start : start + self.batch_size]
+            outs = decode_shared_prefix(
+                self.lm.model,
+                prefix,
+                cache,
+                [prompts[q][len(prefix) :] for q in questions],
+                self.max_new_tokens,
+                eos_ids(config),
+                self._stop_criteria(),
+                tokenizer.pad_token_id,
+            )
+            for question, out in zip(questions, outs, strict=True):
+                answers[question] = _first_line(tokenizer.decode(out, skip_special_tokens=True))
+            report(len(questions))
         return answers
+
+    def _stop_criteria(self) -> Any:
+        """transformers' stop-string check for READER_STOP, built once per stop tuple (it scans the vocabulary)."""
+        from transformers import StopStringCriteria
+
+        if self._stop is None or self._stop[0] != READER_STOP:
+            self._stop = (READER_STOP, StopStringCriteria(self.lm.tokenizer, list(READER_STOP)))
+        return self._stop[1]
 
     def _prefill(self, prefix: tuple[int, ...]) -> Any:
         import torch
         from transformers import DynamicCache
 
-        if not prefix:
-            return None
         cache = DynamicCache(config=self.lm.model.config)
         with torch.inference_mode():
             self.lm.model(input_ids=torch.tensor([prefix], device=self.lm.model.device), cache=cache)
         return cache
+
+
+def _excerpt(text: str, width: int = 60) -> str:
+    """The start of a text, quoted, for an error message: `'The ledger stayed…'`."""
+    return repr(text[:width] + ("…" if len(text) > width else ""))
 
 
 def _first_line(text: str) -> str:
@@ -320,7 +362,8 @@ def build(role: str, spec: str = SMOLLM2, **kwargs: Any) -> _ChatMethod:
 
     Options (`gacc_hf.methods.weights.ModelOptions`) are checked before the model is loaded. The method's name
     is the model's name plus the options that change outputs (`smollm2?dtype=bfloat16`), never the
-    execution options, so cache keys stay the same on any device, thread count or batch size.
+    execution options, so cache keys stay the same on any device, thread count or batch size. On a CUDA
+    device the batch size defaults to CUDA_BATCH_SIZE.
     """
     model, options = split_spec(spec)
     if options.max_new_tokens is not None:
@@ -331,5 +374,7 @@ def build(role: str, spec: str = SMOLLM2, **kwargs: Any) -> _ChatMethod:
         kwargs.setdefault("max_new_tokens", options.max_new_tokens)
     if options.batch_size is not None:
         kwargs.setdefault("batch_size", options.batch_size)
+    elif torch_device(options.device, spec).startswith("cuda"):
+        kwargs.setdefault("batch_size", CUDA_BATCH_SIZE)
     name = (SMOLLM2 if model == SMOLLM2 else f"hf:{model}") + options.name_suffix()
     return _CLASSES[role](load_causal_lm(model, options), name, dtype=options.dtype, **kwargs)
