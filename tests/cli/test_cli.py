@@ -221,7 +221,7 @@ def test_import_finds_a_module_in_the_working_directory_under_a_script(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert _results(work / "o3")["scores"] == _results(work / "o")["scores"]
     proc = gacc(*[a.replace("mymethods", "nomethods") for a in argv], "--output-dir", "o2")
-    assert proc.returncode == 2 and "cannot import method 'nomethods:first_lines'" in proc.stderr
+    assert proc.returncode == 2 and "cannot import method 'import:nomethods:first_lines'" in proc.stderr
 
 
 def test_cache_check_and_merge(tmp_path, capsys):
