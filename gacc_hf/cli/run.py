@@ -124,6 +124,7 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
 def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
     from gacc_hf.redaction import redact
+    from gacc_hf.run.limits import MAX_BOOTSTRAP
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
         if not values:
@@ -136,6 +137,11 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     for name, (value, low) in minimums.items():
         if value < low:
             raise ValueError(f"--{name} must be >= {low}, got {value}")
+    if run.bootstrap > MAX_BOOTSTRAP:  # refused now, not after the run as a MemoryError
+        raise ValueError(
+            f"--bootstrap {run.bootstrap} is over the cap of {MAX_BOOTSTRAP} resamples (8 bytes each per score, "
+            "held at once); 1000 give the usual 95% intervals"
+        )
     specs = {"data": [run.data], "compressors": run.compressors, "reader": [run.reader], "judge": [run.judge]}
     for name, values in specs.items():
         for spec in values:

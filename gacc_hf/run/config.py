@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import reprlib
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
@@ -61,6 +62,22 @@ class RunConfigError(ValueError):
     """A config file or a run option is unusable; the message names the file and the key."""
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """Safe YAML without aliases: a run config never needs one, and nested aliases expand exponentially
+    (a 1 KB "billion laughs" file would take the machine's memory and time)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise RunConfigError(
+                f"line {mark.line + 1}: YAML aliases (*name) are not allowed in a run config; write the value out"
+            )
+        return super().compose_node(parent, index)
+
+
+_SHOWN = reprlib.Repr(maxstring=80, maxother=80, maxlist=6, maxdict=6, maxlevel=2)
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """One fully resolved run: everything `gacc run` needs, nothing left to a default."""
@@ -96,10 +113,11 @@ def check(values: Mapping[str, Any], where: str) -> dict[str, Any]:
         if key not in _TYPES:
             near = difflib.get_close_matches(str(key), KEYS, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise RunConfigError(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(KEYS)}")
+            raise RunConfigError(f"{where}: unknown key {_SHOWN.repr(key)}{hint}; known keys: {', '.join(KEYS)}")
         ok, what = _TYPES[key]
         if not ok(value):
-            raise RunConfigError(f"{where}: {key} must be {what}, got {type(value).__name__} {value!r}")
+            shown = _SHOWN.repr(value)  # bounded: a huge value is never formatted whole
+            raise RunConfigError(f"{where}: {key} must be {what}, got {type(value).__name__} {shown}")
     if values.get("limit") is not None:
         check_limit(values["limit"], f"{where}: limit")
     return dict(values)
@@ -115,9 +133,11 @@ def load(path: str | Path) -> dict[str, Any]:
         if path.suffix == ".toml":
             values: Any = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            values = yaml.safe_load(text)
+            values = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 (a SafeLoader without aliases)
         else:
             raise RunConfigError(f"{path}: a config file is .yaml, .yml or .toml, not {path.suffix or 'no suffix'!r}")
+    except RunConfigError as exc:
+        raise RunConfigError(f"{path}: {exc}") from None
     except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
         raise RunConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from exc
     if values is None:
