@@ -75,7 +75,8 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-_SHOWN = reprlib.Repr(maxstring=80, maxother=80, maxlist=6, maxdict=6, maxlevel=2)
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxlevel = 80, 80, 6, 6, 2
 
 
 @dataclass(frozen=True)
