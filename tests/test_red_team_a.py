@@ -245,3 +245,124 @@ def test_an_impossible_bootstrap_is_refused_before_any_work(tmp_path, capsys):
     assert "--bootstrap 1000000000 is over the cap of 1000000 resamples" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
     assert main([*args, "--bootstrap", "1000", "--ratios", "0.5"]) == 0  # quiet side
+
+
+# item 17
+def test_a_reader_answering_almost_nothing_is_warned_in_the_output_and_the_report(tmp_path, capsys):
+    from gacc_hf.run.silence import silent_reader
+
+    # the rule by hand: 8 blank of 10 warns, 7 of 10 does not, and fewer than 10 answers never warn
+    eight = [{"answer": "unknown"}] * 7 + [{"answer": " N/A. "}, {"answer": "Rosa"}, {"answer": "7"}]
+    assert "8 of 10 answers" in (silent_reader(eight) or "")
+    assert silent_reader([{"answer": "unknown"}] * 7 + [{"answer": "a"}] * 3) is None
+    assert silent_reader([{"answer": "unknown"}] * 9) is None
+    assert silent_reader([{"answer": None, "error": "x"}] * 20 + [{"answer": "a"}] * 10) is None  # failures skipped
+
+    out_dir = tmp_path / "out"
+    args = ["run", "--data", "sample", "--compressors", "truncate", "--reader", "fields", "--judge", "exact"]
+    args += ["--ratios", "0.1,0.25", "--bootstrap", "0", "--no-progress", "--verbosity", "WARNING"]
+    args += ["--cache-dir", str(tmp_path / "cache")]
+    assert main([*args, "--output-dir", str(out_dir)]) == 0  # the README's quick start on the prose sample
+    err = capsys.readouterr().err
+    assert "the reader answered (almost) nothing" in err
+    assert "**Warning: the reader answered (almost) nothing" in (out_dir / "report.md").read_text()
+    # quiet side: the same reader on `key: value` data it can answer
+    syn = ["run", "--data", "synthetic:contexts=4", *args[3:], "--output-dir", str(tmp_path / "syn")]
+    assert main(syn) == 0
+    assert "answered (almost) nothing" not in capsys.readouterr().err
+    assert "Warning" not in (tmp_path / "syn" / "report.md").read_text()
+
+
+# item 19
+def test_ratios_as_exact_fractions_on_the_command_line(tmp_path, capsys):
+    from fractions import Fraction
+
+    from gacc_hf.budget import token_budget
+    from gacc_hf.cli.app import build_parser
+    from gacc_hf.run.config import load
+
+    args = build_parser().parse_args(["run", "--ratios", "1/7,0.25"])
+    assert args.ratios == [Fraction(1, 7), 0.25] and isinstance(args.ratios[0], Fraction)
+    assert token_budget(21, args.ratios[0]) == 3 and token_budget(21, 1 / 7) == 2  # 21/7 = 3; the float is under
+    help_text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
+    assert "exact fractions such as 1/3" in help_text and "a little under it" in help_text
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", "--ratios", "1/0"])
+    capsys.readouterr()
+    # a run with 1/3 writes a config.yaml that reads back as the same Fraction
+    data = _data(tmp_path)
+    run = ["run", "--data", str(data), "--compressors", "truncate", "--reader", "fields", "--judge", "exact"]
+    run += ["--ratios", "1/3", "--conditions", "own", "--bootstrap", "0", "--no-progress", "--output-dir"]
+    assert main([*run, str(tmp_path / "out")]) == 0
+    assert load(tmp_path / "out" / "config.yaml")["ratios"] == ["1/3"]
+    assert (
+        main(["run", "--config", str(tmp_path / "out" / "config.yaml"), "--output-dir", str(tmp_path / "again")]) == 0
+    )
+    assert load(tmp_path / "again" / "config.yaml")["ratios"] == ["1/3"]
+
+
+# item 20: --verbosity WARNING hides transformers' loading bars (as datasets' bars: shown at DEBUG only)
+def test_verbosity_warning_hides_transformers_progress_bars():
+    import subprocess
+    import sys
+
+    code = (
+        "from gacc_hf.cli.verbosity import configure_logging as c; import sys; c(sys.argv[1]); "
+        "import transformers.utils.logging as t; print(t.is_progress_bar_enabled()); "
+        "c('DEBUG' if sys.argv[1] == 'WARNING' else 'WARNING'); print(t.is_progress_bar_enabled())"
+    )
+    for level, expected in (("WARNING", "False\nTrue"), ("DEBUG", "True\nFalse")):
+        done = subprocess.run([sys.executable, "-c", code, level], capture_output=True, text=True, timeout=120)
+        assert done.stdout.strip() == expected, done.stderr
+
+
+# item 20: `gacc run --help` lists the conditions and judges from the one list
+def test_run_help_is_generated_from_the_lists(capsys):
+    from gacc_hf.methods import BUILTINS
+    from gacc_hf.run.conditions import CONDITIONS
+
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert f"conditions among {','.join(CONDITIONS)}" in text and "oracle" in text
+    assert ", ".join(e.name for e in BUILTINS if e.role == "judge") in text
+
+
+# item 20: a --limit run says it is partial in the report's header; a whole run does not
+def test_a_limited_run_is_partial_in_the_report_header(tmp_path, capsys):
+    data = _data(tmp_path, questions=1)
+    rows = synthetic_rows(seed=3, contexts=3, goals_per_context=1, questions_per_goal=1)
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    run = ["run", "--data", str(data), "--compressors", "truncate", "--reader", "fields", "--judge", "exact"]
+    run += ["--ratios", "0.5", "--conditions", "own", "--bootstrap", "0", "--no-progress"]
+    assert main([*run, "--limit", "1", "--output-dir", str(tmp_path / "part")]) == 0
+    head = (tmp_path / "part" / "report.md").read_text().splitlines()[:3]
+    assert head[0] == "# GACC-Bench results (partial run)"
+    assert "a partial run (limit 1: the first 1 of 3 groups)" in head[2] and head[1] == ""
+    assert main([*run, "--output-dir", str(tmp_path / "whole")]) == 0
+    assert (tmp_path / "whole" / "report.md").read_text().startswith("# GACC-Bench results\n\nCompressors")
+    capsys.readouterr()
+
+
+# item 20: the dataset card does not promise summarization (publishing argues against it)
+def test_the_dataset_card_does_not_list_summarization():
+    from gacc_hf.data.card import TASK_CATEGORIES
+
+    assert TASK_CATEGORIES == ["question-answering"]
+    assert "summarization" not in (Path(__file__).parents[1] / "dataset_scripts/gacc_bench/README.md").read_text()
+
+
+# item 20: an unwritable --output-dir is refused before the run
+def test_an_unwritable_output_dir_is_found_before_the_run(tmp_path, capsys, monkeypatch):
+    import os
+
+    data = _data(tmp_path)
+    run = ["run", "--data", str(data), "--compressors", "truncate", "--reader", "fields", "--judge", "exact"]
+    run += ["--ratios", "0.5", "--conditions", "own", "--bootstrap", "0", "--no-progress"]
+    target = "/sys/gacc-out" if os.access("/sys", os.W_OK) else "/proc/gacc-out"
+    assert main([*run, "--output-dir", target]) == 2
+    err = capsys.readouterr().err
+    assert f"results folder (--output-dir) {target} is not writable" in err
+    assert "calls:" not in err
+    assert main([*run, "--output-dir", str(tmp_path / "ok")]) == 0  # quiet side
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".gacc-write-check")] == []

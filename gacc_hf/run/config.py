@@ -152,7 +152,7 @@ def load(path: str | Path) -> dict[str, Any]:
         if path.suffix == ".toml":
             values: Any = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            values = yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 (a SafeLoader without aliases)
+            values = yaml.load(text, Loader=_NoAliasLoader)
         else:
             raise RunConfigError(f"{path}: a config file is .yaml, .yml or .toml, not {path.suffix or 'no suffix'!r}")
     except RunConfigError as exc:
@@ -250,7 +250,9 @@ def _recorded_ratios(config: Mapping[str, Any]) -> list[float | Fraction]:
     """The ratios as run: the float where it reads back as the exact ratio (0.2), else the Fraction (1/3)."""
     floats = [float(r) for r in config["ratios"]]
     exact = config.get("exact_ratios") or [None] * len(floats)
-    return [f if e is None or Fraction(repr(f)) == Fraction(e) else Fraction(e) for f, e in zip(floats, exact, strict=True)]
+    return [
+        f if e is None or Fraction(repr(f)) == Fraction(e) else Fraction(e) for f, e in zip(floats, exact, strict=True)
+    ]
 
 
 def partial_run(config: Mapping[str, Any]) -> str | None:

@@ -19,7 +19,7 @@ from typing import Any
 from gacc_hf.data.schema import Group
 from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.cache import make_key, text_hash
-from gacc_hf.run.calls import Executor, Method, Stage, Task, check_bool, check_answer
+from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
 from gacc_hf.scoring.evidence import evidence_flags
 
 _ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "ceiling", "context_id", "goal_id", "shown_goal_id")

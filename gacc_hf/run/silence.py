@@ -1,7 +1,7 @@
 """A reader that answers (almost) nothing: every score is then near 0 whatever the compressor kept.
 
 Said in the run's output and in the report, so that a 0.000 table is not read as a finding. The rule
-(`silent_reader`): at least MIN_ANSWERS answers were given (failed items do not count), and at least 90%
+(`silent_reader`): at least MIN_ANSWERS answers were given (failed items do not count), and at least 80%
 of them are blank: empty once whitespace and end punctuation are stripped, or a phrase of "no answer"
 (`unknown`, `none`, `n/a`, `I don't know`, 未知, 不知道, ...), case-insensitive. The `fields` reader on prose
 (it answers only `key: value` data) answers `unknown` to everything and is the case this catches.
@@ -31,7 +31,7 @@ BLANK_ANSWERS = frozenset(
         "无",
     }
 )
-SILENT_SHARE = (9, 10)  # at least 9 in 10 answers blank
+SILENT_SHARE = (4, 5)  # at least 4 in 5 answers blank
 MIN_ANSWERS = 10  # fewer answers say too little about the reader
 
 
