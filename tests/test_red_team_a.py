@@ -252,11 +252,15 @@ def test_a_reader_answering_almost_nothing_is_warned_in_the_output_and_the_repor
     from gacc_hf.run.silence import silent_reader
 
     # the rule by hand: 8 blank of 10 warns, 7 of 10 does not, and fewer than 10 answers never warn
-    eight = [{"answer": "unknown"}] * 7 + [{"answer": " N/A. "}, {"answer": "Rosa"}, {"answer": "7"}]
+    def rows(*answers: str | None, evidence: bool = True) -> list[dict]:
+        return [{"answer": a, "evidence": evidence} for a in answers]
+
+    eight = rows(*["unknown"] * 7, " N/A. ", "Rosa", "7")
     assert "8 of 10 answers" in (silent_reader(eight) or "")
-    assert silent_reader([{"answer": "unknown"}] * 7 + [{"answer": "a"}] * 3) is None
-    assert silent_reader([{"answer": "unknown"}] * 9) is None
-    assert silent_reader([{"answer": None, "error": "x"}] * 20 + [{"answer": "a"}] * 10) is None  # failures skipped
+    assert silent_reader(rows(*["unknown"] * 7, "a", "b", "c")) is None
+    assert silent_reader(rows(*["unknown"] * 9)) is None
+    assert silent_reader(rows(*[None] * 20) + rows(*["a"] * 10)) is None  # failures skipped
+    assert silent_reader(rows(*["unknown"] * 30, evidence=False) + rows(*["a"] * 10)) is None  # memory lacked it
 
     out_dir = tmp_path / "out"
     args = ["run", "--data", "sample", "--compressors", "truncate", "--reader", "fields", "--judge", "exact"]
@@ -284,7 +288,7 @@ def test_ratios_as_exact_fractions_on_the_command_line(tmp_path, capsys):
     args = build_parser().parse_args(["run", "--ratios", "1/7,0.25"])
     assert args.ratios == [Fraction(1, 7), 0.25] and isinstance(args.ratios[0], Fraction)
     assert token_budget(21, args.ratios[0]) == 3 and token_budget(21, 1 / 7) == 2  # 21/7 = 3; the float is under
-    help_text = build_parser()._subparsers._group_actions[0].choices["run"].format_help()
+    help_text = " ".join(build_parser()._subparsers._group_actions[0].choices["run"].format_help().split())
     assert "exact fractions such as 1/3" in help_text and "a little under it" in help_text
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "--ratios", "1/0"])

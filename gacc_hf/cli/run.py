@@ -36,6 +36,12 @@ def _ratios(text: str) -> list[float | Fraction]:
         ) from exc
 
 
+_RATIO_HELP = (
+    "decimals as written (0.29 is exactly 29/100) or exact fractions such as 1/3; "
+    "a decimal for a third (0.333) is a little under it, so L can be one token less"
+)
+
+
 def _limit(text: str) -> int | float:
     from gacc_hf.run.config import RunConfigError, parse_limit
 
@@ -85,9 +91,7 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--ratios",
         type=_ratios,
-        help="retention ratios: decimals as written (0.29 is exactly 29/100) or exact fractions such as 1/3; "
-        "a decimal for a third (0.333) is a little under it, so L can be one token less "
-        f"(default: {','.join(f'{r:g}' for r in main.ratios)})",
+        help=f"retention ratios (default: {','.join(f'{r:g}' for r in main.ratios)}): {_RATIO_HELP}",
     )
     p.add_argument(
         "--conditions",

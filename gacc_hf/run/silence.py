@@ -1,8 +1,10 @@
 """A reader that answers (almost) nothing: every score is then near 0 whatever the compressor kept.
 
 Said in the run's output and in the report, so that a 0.000 table is not read as a finding. The rule
-(`silent_reader`): at least MIN_ANSWERS answers were given (failed items do not count), and at least 80%
-of them are blank: empty once whitespace and end punctuation are stripped, or a phrase of "no answer"
+(`silent_reader`) looks only at answers whose memory holds a gold reference (`evidence`: the answer was in
+front of the reader, so "unknown" is not the memory's fault): at least MIN_ANSWERS of them were given
+(failed items do not count), and at least 80% of them are blank: empty once whitespace and end
+punctuation are stripped, or a phrase of "no answer"
 (`unknown`, `none`, `n/a`, `I don't know`, 未知, 不知道, ...), case-insensitive. The `fields` reader on prose
 (it answers only `key: value` data) answers `unknown` to everything and is the case this catches.
 """
@@ -46,7 +48,7 @@ def is_blank(answer: str) -> bool:
 
 def silent_reader(answers: Iterable[Mapping[str, Any]]) -> str | None:
     """The warning for a run whose reader answered (almost) nothing, else None."""
-    given = [a["answer"] for a in answers if isinstance(a.get("answer"), str)]
+    given = [a["answer"] for a in answers if isinstance(a.get("answer"), str) and a.get("evidence")]
     blank = sum(map(is_blank, given))
     share, of = SILENT_SHARE
     if len(given) < MIN_ANSWERS or blank * of < share * len(given):
