@@ -22,7 +22,10 @@ PROTOCOL_VERSION = "gacc-1"
 
 
 def exact_ratio(ratio: RatioLike) -> Fraction:
-    """The ratio as an exact fraction, read from its shortest decimal spelling.
+    """The ratio as an exact fraction, read from its shortest decimal spelling (or a "p/q" string).
+
+    A float is read as the decimal it prints as: 1/3 as a float is 0.3333333333333333, a little under
+    one third, so `token_budget(21, 1/7)` is 2; `Fraction(1, 7)` or "1/7" gives 3.
 
     Raises ValueError for NaN, infinities, booleans, non-numbers and values outside [0, 1].
     """
@@ -39,6 +42,8 @@ def exact_ratio(ratio: RatioLike) -> Fraction:
             if not ratio.is_finite():
                 raise ValueError(f"retention ratio must be a finite number in [0, 1], got {ratio!r}")
             value = Fraction(ratio)
+        elif isinstance(ratio, str) and "/" in ratio:  # "1/3": a fraction, exactly
+            value = Fraction(ratio.strip())
         elif isinstance(ratio, str):
             value = exact_ratio(Decimal(ratio.strip()))
         else:

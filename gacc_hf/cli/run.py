@@ -6,6 +6,8 @@ import argparse
 import logging
 import os
 import sys
+import tempfile
+from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,11 +24,22 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _ratios(text: str) -> list[float]:
+def _ratios(text: str) -> list[float | Fraction]:
+    """`0.25,1/3`: a decimal is read as written (0.29 is exactly 29/100), `p/q` as the exact fraction."""
+    from gacc_hf.run.config import as_ratio
+
     try:
-        return [float(x) for x in _csv(text)]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"ratios must be comma-separated numbers, got {text!r}") from exc
+        return [as_ratio(x) if "/" in x else float(x) for x in _csv(text)]
+    except (ValueError, ZeroDivisionError) as exc:
+        raise argparse.ArgumentTypeError(
+            f"ratios must be comma-separated numbers or p/q fractions, got {text!r}"
+        ) from exc
+
+
+_RATIO_HELP = (
+    "decimals as written (0.29 is exactly 29/100) or exact fractions such as 1/3; "
+    "a decimal for a third (0.333) is a little under it, so L can be one token less"
+)
 
 
 def _limit(text: str) -> int | float:
@@ -39,6 +52,8 @@ def _limit(text: str) -> int | float:
 
 
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
+    from gacc_hf.methods import BUILTINS
+    from gacc_hf.run.conditions import CONDITIONS
     from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS
 
     main = PRESETS[DEFAULT_PRESET]
@@ -70,15 +85,19 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reader", help=f"reader name (default: {main.reader})")
     p.add_argument(
         "--judge",
-        help=f"judge name: exact, contains, f1, smollm2 (default: {main.judge}: a small reader answers in sentences)",
+        help=f"judge name: {', '.join(e.name for e in BUILTINS if e.role == 'judge')}, or a prefixed one "
+        f"(default: {main.judge}: a small reader answers in sentences)",
     )
     p.add_argument(
-        "--ratios", type=_ratios, help=f"retention ratios (default: {','.join(f'{r:g}' for r in main.ratios)})"
+        "--ratios",
+        type=_ratios,
+        help=f"retention ratios (default: {','.join(f'{r:g}' for r in main.ratios)}): {_RATIO_HELP}",
     )
     p.add_argument(
         "--conditions",
         type=_csv,
-        help=f"conditions among own,none,cross,full (default: {','.join(main.conditions)})",
+        help=f"conditions among {','.join(CONDITIONS)} (full and oracle are ceilings, not methods; "
+        f"default: {','.join(main.conditions)})",
     )
     p.add_argument(
         "--seed", type=int, help=f"run seed: cross-goal pairing and bootstrap (default: {RUN_DEFAULTS['seed']})"
@@ -124,6 +143,7 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
 def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
     from gacc_hf.redaction import redact
+    from gacc_hf.run.limits import MAX_BOOTSTRAP
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
         if not values:
@@ -136,6 +156,11 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     for name, (value, low) in minimums.items():
         if value < low:
             raise ValueError(f"--{name} must be >= {low}, got {value}")
+    if run.bootstrap > MAX_BOOTSTRAP:  # refused now, not after the run as a MemoryError
+        raise ValueError(
+            f"--bootstrap {run.bootstrap} is over the cap of {MAX_BOOTSTRAP} resamples (8 bytes each per score, "
+            "held at once); 1000 give the usual 95% intervals"
+        )
     specs = {"data": [run.data], "compressors": run.compressors, "reader": [run.reader], "judge": [run.judge]}
     for name, values in specs.items():
         for spec in values:
@@ -147,7 +172,8 @@ def check_run(run: RunConfig, num_processes: int) -> None:
 
 
 def writable_folder(path: str | Path, what: str, *, staged: bool = False) -> None:
-    """Raise ValueError unless `path` is a folder that can be written, or can be created (nothing is created).
+    """Raise ValueError unless `path` is a folder that can be written, or can be created (nothing is left:
+    an empty folder is made and removed in the first existing one).
 
     `staged`: the folder is written as a sibling and renamed into place, so its parent must be writable.
     """
@@ -159,8 +185,10 @@ def writable_folder(path: str | Path, what: str, *, staged: bool = False) -> Non
         probe = probe.parent
     if not probe.is_dir():
         raise ValueError(f"{what} {path} cannot be created: {probe} is a file")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ValueError(f"{what} {path} is not writable ({probe}: permission denied or read-only file system)")
+    try:  # a real try: os.access says yes to root on /sys and on some network file systems
+        os.rmdir(tempfile.mkdtemp(prefix=".gacc-write-check-", dir=probe))
+    except OSError as exc:
+        raise ValueError(f"{what} {path} is not writable ({probe}: {exc.strerror or exc})") from None
 
 
 def check_run_paths(output_dir: str | None, cache_dir: str | None) -> None:
@@ -202,6 +230,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     from gacc_hf.data.loading import load_any
     from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest
     from gacc_hf.run import distributed
+    from gacc_hf.run.silence import silent_reader
 
     started = datetime.now(UTC)
     if args.output_dir is not None:
@@ -248,6 +277,9 @@ def _run_locked(args: argparse.Namespace) -> int:
     if result.config["limit"]:
         log.info("limit %(value)s: the first %(groups)d of %(of)d groups (a partial run)", result.config["limit"])
     print(result.score_table())
+    silent = silent_reader(result.answers)
+    if silent:
+        log.warning(silent)
     print(f"calls: {result.calls}")
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))

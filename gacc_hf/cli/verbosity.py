@@ -34,6 +34,7 @@ class _Stderr(logging.Handler):
 def configure_logging(level: str) -> None:
     """Our notes at `level`; the libraries' at WARNING (DEBUG passes theirs through too)."""
     import datasets
+    import huggingface_hub.utils as hub_utils
 
     if not any(isinstance(h, _Stderr) for h in log.handlers):
         handler = _Stderr()
@@ -43,11 +44,13 @@ def configure_logging(level: str) -> None:
     log.setLevel(level)
     libraries = logging.DEBUG if level == "DEBUG" else max(logging.WARNING, logging.getLevelName(level))
     datasets.utils.logging.set_verbosity(libraries)
-    if libraries > logging.INFO:
-        datasets.disable_progress_bars()
-    else:
-        datasets.enable_progress_bars()
+    quiet = libraries > logging.INFO
+    # transformers' loading bars are tqdm bars behind huggingface_hub's switch, which it reads when imported
+    (hub_utils.disable_progress_bars if quiet else hub_utils.enable_progress_bars)()
+    (datasets.disable_progress_bars if quiet else datasets.enable_progress_bars)()
     if "transformers" in sys.modules:
-        sys.modules["transformers"].utils.logging.set_verbosity(libraries)
+        logs = sys.modules["transformers"].utils.logging
+        logs.set_verbosity(libraries)
+        (logs.disable_progress_bar if quiet else logs.enable_progress_bar)()
     else:  # read by transformers when it is first imported
         os.environ["TRANSFORMERS_VERBOSITY"] = logging.getLevelName(libraries).lower()

@@ -10,7 +10,9 @@ replicas whose `/models` entries for the model differ are refused before any wor
 `concurrency` requests are kept in flight at once over the role's whole task list, in all replicas
 together (the method declares it; the executor's rolling window keeps it full, `gacc_hf.run.rolling`); each
 has a timeout, and is retried with exponential backoff and jitter (honouring `Retry-After`) on 408/429/5xx
-answers and on connection errors and timeouts; other 4xx answers fail at once. A call that still fails
+answers and on connection errors and timeouts; other 4xx answers fail at once. `timeout` bounds each
+attempt whole (a server trickling bytes is cut at it), and a reply over `MAX_RESPONSE_BYTES` (decoded)
+is a failure of that item (`gacc_hf.run.limits`). A call that still fails
 raises, and the run's `on_error` policy decides; in `batch` the failure takes that item's place.
 
 The revision binds the endpoint's model name, the server-reported identity of that model (its
@@ -18,7 +20,8 @@ The revision binds the endpoint's model name, the server-reported identity of th
 many replicas there are) or the key.
 The API key is read from the environment variable `api_key_env` when the client starts and is only
 ever sent in the `Authorization` header: it is not part of a name, revision, setting or message (every
-error message goes through `gacc_hf.redaction.redact`, which also hides the key if a server echoes it).
+error message goes through `gacc_hf.redaction.redact`, which also hides the key if a server echoes it),
+and an answer that holds it (a server copying the header into its reply) is a failed item, never stored.
 A base URL with user-info (`http://user:pass@host/v1`) is refused: the key is sent as a Bearer token
 only, never replaced by Basic credentials taken from a URL, and a URL is no place for a secret.
 
@@ -44,7 +47,8 @@ import httpx
 
 from gacc_hf.methods.replicas import SEPARATOR, Replica, ReplicaSet, split_urls
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
-from gacc_hf.redaction import redact, register
+from gacc_hf.redaction import mask_options, redact, register
+from gacc_hf.run.limits import MAX_RESPONSE_BYTES
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 MAX_BACKOFF = 60.0
@@ -63,7 +67,7 @@ class Settings:
     max_tokens: int | None = None  # None: the role's default (compressor: from the budget L)
     temperature: float = 0.0
     seed: int | None = 0
-    timeout: float = 120.0  # seconds per request
+    timeout: float = 120.0  # seconds per request, its whole reply included (each retry has its own)
     retries: int = 4  # further attempts after the first
     backoff: float = 1.0  # first retry delay in seconds, doubled at each retry (with jitter)
     concurrency: int = 8  # requests in flight at once, all replicas together
@@ -99,7 +103,8 @@ def parse_spec(spec: str, environ: dict[str, str] | None = None) -> Settings:
     for name, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
         if name in ("model", "base_url") or name not in types:
             known = ", ".join(n for n in types if n not in ("model", "base_url"))
-            raise ValueError(f"openai: unknown option {name!r} in {redact(spec)!r}; options: {known}")
+            shown = mask_options(spec, lambda option: option not in types)  # an unknown option may be a key
+            raise ValueError(f"openai: unknown option {name!r} in {shown!r}; options: {known}")
         options[name] = _convert(name, value, str(types[name]))
     return Settings(model=model, base_url=base_url, **options)
 
@@ -113,7 +118,7 @@ def _convert(name: str, value: str, kind: str) -> Any:
         if kind.startswith("float"):
             return float(value)
     except ValueError as exc:
-        raise ValueError(f"openai: option {name}={value!r} is not a number") from exc
+        raise ValueError(f"openai: option {name}={redact(repr(value))} is not a number") from exc
     return value
 
 
@@ -131,6 +136,7 @@ class Client:
         self.settings = settings
         key = os.environ.get(settings.api_key_env)
         register(key)
+        self._key = key or None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         urls = tuple(settings.base_url.split(SEPARATOR))
         self.replicas = ReplicaSet(urls, headers, settings.timeout, settings.concurrency)
@@ -154,13 +160,13 @@ class Client:
                 url = f"{replica.url}/{path}"
                 tried.add(replica.url)
                 try:
-                    response = replica.http.request(method, path, json=body)
+                    response = _receive(replica.http, method, path, body, self.settings.timeout)
                 except httpx.TransportError as exc:  # refused, reset, timed out
                     problem, retry_after = f"{type(exc).__name__}: {exc}", None
                     self.replicas.failed(replica)
                     continue
-            if response.status_code in _RETRY_STATUS or response.status_code >= 500:
-                problem = f"HTTP {response.status_code}: {response.text[:200]}"
+            if response.status in _RETRY_STATUS or response.status >= 500:
+                problem = f"HTTP {response.status}: {response.text[:200]}"
                 retry_after = response.headers.get("retry-after")
                 self.replicas.failed(replica)
                 continue
@@ -213,15 +219,53 @@ class Client:
         if not isinstance(content, str):
             shown = "null" if content is None else type(content).__name__
             raise ServerError(f"chat/completions answer has {shown} content, not text: {answer!r:.200}")
+        if self._key and self._key in content:  # a server echoing the Authorization header: never store it
+            raise ServerError("chat/completions answer holds the API key the client sent; the answer is not stored")
         return content
 
 
-def _json_object(response: httpx.Response, what: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Reply:
+    """A server's whole answer, read within the deadline and the size cap."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+    @property
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+
+def _receive(http: httpx.Client, method: str, path: str, body: dict[str, Any] | None, timeout: float) -> _Reply:
+    """One request read whole, within `timeout` seconds from its start and MAX_RESPONSE_BYTES (decoded).
+
+    httpx's timeout bounds each read, so a server trickling a byte at a time would never time out; the
+    deadline is checked after every chunk (a server gone silent is still cut by the read timeout). A reply
+    over the size cap is refused (not retried: the same server would send it again).
+    """
+    deadline = time.monotonic() + timeout
+    with http.stream(method, path, json=body) as response:
+        chunks, size = [], 0
+        for chunk in response.iter_bytes():
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise ServerError(
+                    f"{method} {path}: the reply exceeds {MAX_RESPONSE_BYTES} bytes (the cap on what is read "
+                    "from a server); lower max_tokens or fix the server"
+                )
+            if time.monotonic() > deadline:
+                raise httpx.ReadTimeout(f"no whole reply within timeout={timeout:g} s")
+            chunks.append(chunk)
+        return _Reply(response.status_code, response.headers, b"".join(chunks))
+
+
+def _json_object(response: _Reply, what: str) -> dict[str, Any]:
     """The JSON object of a successful answer; a client error (4xx, not retried) or a non-object raises."""
-    if response.is_error:
-        raise ServerError(f"{what}: HTTP {response.status_code}: {response.text[:200]}")
+    if response.status >= 400:
+        raise ServerError(f"{what}: HTTP {response.status}: {response.text[:200]}")
     try:
-        answer = response.json()
+        answer = json.loads(response.body)
     except ValueError as exc:
         raise ServerError(f"{what}: answer is not JSON: {response.text[:200]!r}") from exc
     if not isinstance(answer, dict):

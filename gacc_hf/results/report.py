@@ -13,6 +13,8 @@ from typing import Any
 
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, SCHEMA_VERSION, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
+from gacc_hf.run.config import partial_run
+from gacc_hf.run.silence import silent_reader
 from gacc_hf.templates import render
 
 REPORT_FILE = "report.md"
@@ -127,6 +129,8 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
         memories_file=MEMORIES_FILE,
         results_file=RESULTS_FILE,
         errors=[e["error"] for e in p.get("errors") or []],
+        silent=silent_reader(run.answers),
+        partial=partial_run(cfg),
     )
 
 

@@ -226,6 +226,7 @@ def _run_config(
         "judge": {"name": judged.name, "revision": judged.revision},
         "methods": {"compressors": [c.spec for c in compressors], "reader": read.spec, "judge": judged.spec},
         "ratios": [float(r) for r in setup.exact_ratios],
+        "exact_ratios": [str(r) for r in setup.exact_ratios],  # "1/3": what the float cannot say
         "conditions": list(setup.conditions),
         **settings,
         "n_groups": len(setup.groups),

@@ -25,6 +25,7 @@ from gacc_hf.methods.registry import resolve
 from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, revision_of
 from gacc_hf.redaction import redact
 from gacc_hf.run.cache import Cache
+from gacc_hf.run.limits import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, clip
 from gacc_hf.run.progress import RoleProgress
 from gacc_hf.run.rolling import FLUSH_SECONDS, Follow, RollingRun, Stage, concurrency_of
 from gacc_hf.text.hygiene import encoding_problem
@@ -87,6 +88,14 @@ def check_str(value: Any) -> str:
     if problem:
         raise ValueError(f"returned text that {problem}")
     return str.__str__(value)
+
+
+def check_answer(value: Any) -> str:
+    """A reader's answer: a storable str of at most MAX_ANSWER_CHARS characters (a longer one fails its item)."""
+    text = check_str(value)
+    if len(text) > MAX_ANSWER_CHARS:
+        raise ValueError(f"returned an answer of {len(text)} characters, over the cap of {MAX_ANSWER_CHARS}")
+    return text
 
 
 def check_bool(value: Any) -> bool:
@@ -154,7 +163,8 @@ class Executor:
 
     def failure(self, method: Method, task: Task, exc: BaseException) -> dict[str, Any]:
         """Stop the run naming the item (`on_error="raise"`), or record the failure and return its value."""
-        message = f"{method.role} {method.name!r} failed on {task.label}: {type(exc).__name__}: {exc}"
+        problem = clip(f"{type(exc).__name__}: {exc}", MAX_ERROR_CHARS)
+        message = f"{method.role} {method.name!r} failed on {task.label}: {problem}"
         if self.on_error == "raise":
             raise MethodError(message) from exc
         self.errors.append({"role": method.role, "method": method.name, "item": task.label, "error": message})

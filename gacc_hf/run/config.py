@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
+import reprlib
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, fields
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,19 @@ def _is_number(v: Any) -> bool:
     return _is_int(v) or isinstance(v, float)
 
 
+_FRACTION = re.compile(r"\s*\d+\s*/\s*[1-9]\d*\s*")
+
+
+def _ratio(v: Any) -> bool:
+    """A number, or a "p/q" string for an exact fraction (a float cannot say 1/3)."""
+    return _is_number(v) or (isinstance(v, str) and _FRACTION.fullmatch(v) is not None)
+
+
+def as_ratio(v: Any) -> float | Fraction:
+    """A config's or option's ratio: a "p/q" string or a Fraction as a Fraction (exact), else a float."""
+    return Fraction(v.replace(" ", "")) if isinstance(v, str) else v if isinstance(v, Fraction) else float(v)
+
+
 def _str_list(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
@@ -48,7 +64,7 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "reader": (lambda v: isinstance(v, str), "a string"),
     "judge": (lambda v: isinstance(v, str), "a string"),
     "conditions": (_str_list, "a list of strings"),
-    "ratios": (lambda v: isinstance(v, list) and all(_is_number(x) for x in v), "a list of numbers"),
+    "ratios": (lambda v: isinstance(v, list) and all(_ratio(x) for x in v), 'a list of numbers or "p/q" fractions'),
     "seed": (_is_int, "an integer"),
     "bootstrap": (_is_int, "an integer"),
     "batch_size": (_is_int, "an integer"),
@@ -62,6 +78,23 @@ class RunConfigError(ValueError):
     """A config file or a run option is unusable; the message names the file and the key."""
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """Safe YAML without aliases: a run config never needs one, and nested aliases expand exponentially
+    (a 1 KB "billion laughs" file would take the machine's memory and time)."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise RunConfigError(
+                f"line {mark.line + 1}: YAML aliases (*name) are not allowed in a run config; write the value out"
+            )
+        return super().compose_node(parent, index)
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxlevel = 80, 80, 6, 6, 2
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """One fully resolved run: everything `gacc run` needs, nothing left to a default."""
@@ -73,7 +106,7 @@ class RunConfig:
     reader: str
     judge: str
     conditions: list[str]
-    ratios: list[float]
+    ratios: list[float | Fraction]
     seed: int
     bootstrap: int
     batch_size: int
@@ -81,7 +114,10 @@ class RunConfig:
     on_error: str
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain values; an exact fraction as its "p/q" string, which `load` reads back as the same Fraction."""
+        values = asdict(self)
+        values["ratios"] = [str(r) if isinstance(r, Fraction) else r for r in self.ratios]
+        return values
 
     def dump(self, path: str | Path) -> Path:
         """Write this config as YAML that `gacc run --config` reads back to the same run."""
@@ -97,10 +133,11 @@ def check(values: Mapping[str, Any], where: str) -> dict[str, Any]:
         if key not in _TYPES:
             near = difflib.get_close_matches(str(key), KEYS, n=1)
             hint = f" (did you mean {near[0]!r}?)" if near else ""
-            raise RunConfigError(f"{where}: unknown key {key!r}{hint}; known keys: {', '.join(KEYS)}")
+            raise RunConfigError(f"{where}: unknown key {_SHOWN.repr(key)}{hint}; known keys: {', '.join(KEYS)}")
         ok, what = _TYPES[key]
         if not ok(value):
-            raise RunConfigError(f"{where}: {key} must be {what}, got {type(value).__name__} {value!r}")
+            shown = _SHOWN.repr(value)  # bounded: a huge value is never formatted whole
+            raise RunConfigError(f"{where}: {key} must be {what}, got {type(value).__name__} {shown}")
     if values.get("limit") is not None:
         check_limit(values["limit"], f"{where}: limit")
     return dict(values)
@@ -116,9 +153,11 @@ def load(path: str | Path) -> dict[str, Any]:
         if path.suffix == ".toml":
             values: Any = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            values = yaml.safe_load(text)
+            values = yaml.load(text, Loader=_NoAliasLoader)
         else:
             raise RunConfigError(f"{path}: a config file is .yaml, .yml or .toml, not {path.suffix or 'no suffix'!r}")
+    except RunConfigError as exc:
+        raise RunConfigError(f"{path}: {exc}") from None
     except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
         raise RunConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from exc
     except (RecursionError, ValueError) as exc:  # Python's own limits, met while parsing: name the file
@@ -182,7 +221,7 @@ def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any]) -> RunConf
     merged.pop("preset", None)
     if merged["data"] is None:
         raise RunConfigError("data: the config names no data (the run was on an in-memory dataset); give --data")
-    merged["ratios"] = [float(r) for r in merged["ratios"]]
+    merged["ratios"] = [as_ratio(r) for r in merged["ratios"]]
     return RunConfig(**{f.name: merged[f.name] for f in fields(RunConfig)})
 
 
@@ -203,13 +242,22 @@ def from_result_config(config: Mapping[str, Any]) -> RunConfig:
         reader=methods.get("reader") or config["reader"]["name"],
         judge=methods.get("judge") or config["judge"]["name"],
         conditions=list(config["conditions"]),
-        ratios=[float(r) for r in config["ratios"]],
+        ratios=_recorded_ratios(config),
         seed=int(config["seed"]),
         bootstrap=int(config["n_bootstrap"]),
         batch_size=int(config["batch_size"]),
         cache_dir=config.get("cache_dir"),
         on_error=str(config["on_error"]),
     )
+
+
+def _recorded_ratios(config: Mapping[str, Any]) -> list[float | Fraction]:
+    """The ratios as run: the float where it reads back as the exact ratio (0.2), else the Fraction (1/3)."""
+    floats = [float(r) for r in config["ratios"]]
+    exact = config.get("exact_ratios") or [None] * len(floats)
+    return [
+        f if e is None or Fraction(repr(f)) == Fraction(e) else Fraction(e) for f, e in zip(floats, exact, strict=True)
+    ]
 
 
 def partial_run(config: Mapping[str, Any]) -> str | None:

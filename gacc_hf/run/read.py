@@ -19,7 +19,7 @@ from typing import Any
 from gacc_hf.data.schema import Group
 from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.cache import make_key, text_hash
-from gacc_hf.run.calls import Executor, Method, Stage, Task, check_bool, check_str
+from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
 from gacc_hf.scoring.evidence import evidence_flags
 
 _ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "ceiling", "context_id", "goal_id", "shown_goal_id")
@@ -75,7 +75,7 @@ def read_and_judge(
                 )
                 read_tasks[key] = Task(key, ReaderInput(mem["memory"], q.question), label)
     follow = _verdict_tasks(rows, judged)
-    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_str(out)})
+    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
     verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
     _, verdicts = ex.run_chain(answer_stage, verdict_stage, list(read_tasks.values()), follow)
     for row in rows:

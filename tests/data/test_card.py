@@ -55,7 +55,7 @@ def test_card_metadata_and_usage(card_text):
     data: DatasetCardData = DatasetCard(card_text).data
     assert data.license == "apache-2.0"
     assert data.pretty_name == "GACC-Bench"
-    assert data.task_categories == ["question-answering", "summarization"]
+    assert data.task_categories == ["question-answering"]
     assert data.size_categories == ["n<1K"]
     assert 'load_dataset("me/gacc", "public", split="test")' in card_text
     assert "## How the gold column must be used" in card_text

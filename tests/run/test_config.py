@@ -60,8 +60,8 @@ def test_a_dumped_config_loads_back_to_the_same_run(tmp_path):
     [
         ("ratio: [0.1]\n", r"unknown key 'ratio' \(did you mean 'ratios'\?\); known keys: preset, data, split"),
         ("temperature: 0.1\n", "unknown key 'temperature'; known keys"),
-        ("ratios: 0.1\n", "ratios must be a list of numbers, got float 0.1"),
-        ("ratios: ['0.1']\n", r"ratios must be a list of numbers, got list \['0.1'\]"),
+        ("ratios: 0.1\n", 'ratios must be a list of numbers or "p/q" fractions, got float 0.1'),
+        ("ratios: ['0.1']\n", r"ratios must be a list of numbers or \"p/q\" fractions, got list \['0.1'\]"),
         ("compressors: truncate\n", "compressors must be a list of strings, got str 'truncate'"),
         ("seed: true\n", "seed must be an integer, got bool True"),
         ("preset: fast\n", "preset must be a preset name: main, baselines, rules, got str 'fast'"),
