@@ -1,4 +1,4 @@
-"""Red-team cases, items 1-6, 17, 19 and 20: secrets, hangs and unbounded work, a silent reader, exact ratios, the README walk.
+"""Red-team cases of issue 23, items 1-6, 17, 19 and 20: secrets, hangs, unbounded work, a silent reader, ratios.
 
 The misbehaving servers are real HTTP servers on 127.0.0.1, started per test and stopped by the fixture.
 Every test that gives the client a key scans all it printed and wrote for that key (`_assert_no_key`).
