@@ -26,7 +26,8 @@ from pathlib import Path
 from unittest import mock
 
 from gacc_hf.budget import fit_to_budget, token_budget
-from gacc_hf.data.schema import Group, read_rows, validate
+from gacc_hf.data.jsonl import read_rows
+from gacc_hf.data.schema import Group, validate
 from gacc_hf.methods import bm25, rules
 from gacc_hf.protocol import CompressorInput
 from gacc_hf.scoring.evidence import evidence_flags, oracle_memory

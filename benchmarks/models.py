@@ -32,7 +32,8 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from gacc_hf import ReaderInput, get_codec, token_budget
-from gacc_hf.data.schema import Question, load_sample
+from gacc_hf.data.jsonl import load_sample
+from gacc_hf.data.schema import Question
 from gacc_hf.methods.judges import contains_match
 from gacc_hf.methods.registry import resolve
 from gacc_hf.protocol import call_many, method_name, revision_of

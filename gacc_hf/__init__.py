@@ -40,7 +40,7 @@ def __getattr__(name: str):  # lazy: keep `import gacc_hf` free of datasets/eval
 
         return run_benchmark
     if name == "load_sample":
-        from gacc_hf.data.schema import load_sample
+        from gacc_hf.data.jsonl import load_sample
 
         return load_sample
     if name == "METRIC_PATH":

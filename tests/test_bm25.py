@@ -7,7 +7,8 @@ import pytest
 
 from gacc_hf import CompressorInput, get_codec
 from gacc_hf.budget import token_budget
-from gacc_hf.data.schema import read_rows, validate
+from gacc_hf.data.jsonl import read_rows
+from gacc_hf.data.schema import validate
 from gacc_hf.methods import bm25
 from gacc_hf.methods.bm25 import BM25Compressor, rank
 from gacc_hf.methods.registry import resolve

@@ -13,17 +13,16 @@ from data_helpers import hf_cache, mutated, sample_rows, write_jsonl, write_parq
 
 import gacc_hf
 from gacc_hf.cli import main
+from gacc_hf.data.jsonl import find_file_problems, load_sample
 from gacc_hf.data.schema import (
     JUDGE_FEATURES,
     PUBLIC_FEATURES,
     DataValidationError,
-    data_stats,
-    find_file_problems,
     find_problems,
-    load_sample,
     public_view,
     validate,
 )
+from gacc_hf.data.stats import data_stats
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.tokenizer import independent_count

@@ -10,7 +10,9 @@ from huggingface_hub import DatasetCard
 from huggingface_hub.repocard_data import DatasetCardData
 
 from gacc_hf.data.card import card_data, data_path, render_card, size_category
-from gacc_hf.data.schema import JUDGE_FEATURES, PUBLIC_FEATURES, data_stats, load_sample
+from gacc_hf.data.jsonl import load_sample
+from gacc_hf.data.schema import JUDGE_FEATURES, PUBLIC_FEATURES
+from gacc_hf.data.stats import data_stats
 
 
 def _splits(n: int) -> dict[str, datasets.SplitDict]:

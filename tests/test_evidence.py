@@ -6,7 +6,8 @@ from pathlib import Path
 
 from gacc_hf import run_benchmark
 from gacc_hf.budget import token_budget
-from gacc_hf.data.schema import Question, read_rows, validate
+from gacc_hf.data.jsonl import read_rows
+from gacc_hf.data.schema import Question, validate
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.scoring.evidence import evidence_flags, oracle_memory, oracle_text
 from gacc_hf.text.sentences import split_sentences

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from gacc_hf import run_benchmark, synthetic
-from gacc_hf.data.schema import Group, Question, load_sample, validate
+from gacc_hf.data.jsonl import load_sample
+from gacc_hf.data.schema import Group, Question, validate
 from gacc_hf.run.cache import Cache
 from gacc_hf.scoring.integrity import (
     MIN_REFERENCE_CHARS,

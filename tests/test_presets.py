@@ -6,7 +6,8 @@ import inspect
 
 import pytest
 
-from gacc_hf.cli import build_parser, main, resolve_run
+from gacc_hf.cli import build_parser, main
+from gacc_hf.cli.run import resolve_run
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.presets import DEFAULTS, PRESETS, RUN_DEFAULTS, get_preset
 

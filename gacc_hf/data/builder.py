@@ -19,19 +19,13 @@ import datasets
 from datasets.data_files import DataFilesDict, sanitize_patterns
 
 from gacc_hf.data.card import CONFIGS, data_path, render_card
-from gacc_hf.data.schema import (
-    JUDGE_FEATURES,
-    PUBLIC_FEATURES,
-    Config,
-    DataValidationError,
-    data_stats,
-    find_file_problems,
-    read_rows,
-)
+from gacc_hf.data.jsonl import find_file_problems, read_rows
+from gacc_hf.data.schema import JUDGE_FEATURES, PUBLIC_FEATURES, Config, DataValidationError
+from gacc_hf.data.stats import data_stats
 from gacc_hf.run.cache import make_key
 
 DATASET_NAME = "gacc_bench"
-_CODE = (Path(__file__), Path(__file__).with_name("schema.py"))
+_CODE = tuple(Path(__file__).with_name(name) for name in ("builder.py", "schema.py", "jsonl.py"))
 
 DataFiles = Mapping[str, Sequence[str | Path]]
 

@@ -15,7 +15,8 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCardData
 
-from gacc_hf.data.schema import JUDGE_FEATURES, PUBLIC_FEATURES, DataStats
+from gacc_hf.data.schema import JUDGE_FEATURES, PUBLIC_FEATURES
+from gacc_hf.data.stats import DataStats
 
 CONFIGS = ("public", "judge")
 DEFAULT_LICENSE = "apache-2.0"

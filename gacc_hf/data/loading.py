@@ -29,6 +29,7 @@ from datasets.data_files import DEFAULT_PATTERNS_ALL, DataFilesDict, get_data_pa
 
 from gacc_hf.data.builder import build
 from gacc_hf.data.card import CONFIGS
+from gacc_hf.data.jsonl import find_file_problems, load_sample
 from gacc_hf.data.schema import (
     DATA_SUFFIXES,
     SAMPLE_PATH,
@@ -36,10 +37,8 @@ from gacc_hf.data.schema import (
     DataSourceError,
     DataValidationError,
     Problem,
-    find_file_problems,
     find_problems,
     is_public_view,
-    load_sample,
     public_view,
 )
 from gacc_hf.hub.commit import require_online

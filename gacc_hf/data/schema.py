@@ -7,22 +7,14 @@ lack the judge-only `gold` column. Rows are counted from 0, as in `dataset[i]`.
 
 from __future__ import annotations
 
-import codecs
-import json
-import math
-import statistics
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import datasets
 
 from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem
-
-if TYPE_CHECKING:
-    from gacc_hf.tokenizer import Codec
 
 Config = Literal["public", "judge"]
 
@@ -210,6 +202,70 @@ class _IdRegistry:
         return None
 
 
+def _check_columns(
+    i: int, row: Mapping[str, Any], required: tuple[str, ...], forbid_gold: bool, gid: str | None
+) -> list[Problem]:
+    """Missing, leaked and unknown columns of one row."""
+    problems = [Problem(i, col, "missing column", gid) for col in required if col not in row]
+    if forbid_gold and "gold" in row:
+        problems.append(Problem(i, "gold", "judge-only column in public data (a leak)", gid))
+    unknown = f"unknown column; the schema has {', '.join(SCHEMA_COLUMNS)}"
+    problems += [Problem(i, str(col), unknown, gid) for col in row if col not in SCHEMA_COLUMNS]
+    return problems
+
+
+def _check_strings(i: int, row: Mapping[str, Any], gid: str | None, problems: list[Problem]) -> dict[str, str]:
+    """Check the string columns of one row; those usable for the ID checks that follow."""
+    usable: dict[str, str] = {}
+    for col in STRING_COLUMNS:
+        value = row.get(col)
+        if col not in row:
+            continue
+        if not isinstance(value, str):
+            problems.append(Problem(i, col, f"must be a string, got {type(value).__name__}", gid))
+        elif col in ("context_id", "goal_id", "context", "goal") and not value.strip():
+            problems.append(Problem(i, col, "must not be empty", gid))
+        elif _check_text(i, col, value, gid, problems, is_id=col.endswith("_id")):
+            usable[col] = value
+    return usable
+
+
+class _Seen:
+    """The IDs and context texts of the rows before: what each row's IDs must not repeat or contradict."""
+
+    def __init__(self, where: Callable[[int], str]) -> None:
+        self.where = where
+        self.goal_ids = _IdRegistry("goal_id", where)
+        self.question_ids = _IdRegistry("question_id", where)
+        self.context_ids = _IdRegistry("context_id", where)
+        self.contexts: dict[str, tuple[int, str]] = {}
+
+    def check_goal(self, i: int, gid: str, problems: list[Problem]) -> None:
+        if gid in self.goal_ids.exact:
+            first = self.where(self.goal_ids.exact[gid])
+            problems.append(Problem(i, "goal_id", f"duplicate goal_id, first seen in {first}", gid))
+        elif message := self.goal_ids.collision(i, gid):
+            problems.append(Problem(i, "goal_id", message, gid))
+
+    def check_context(self, i: int, cid: str, ctx: Any, gid: str | None, problems: list[Problem]) -> None:
+        """A context_id names one text: the same in every row that repeats it."""
+        if message := self.context_ids.collision(i, cid):
+            problems.append(Problem(i, "context_id", message, gid))
+        elif isinstance(ctx, str):
+            first = self.contexts.setdefault(cid, (i, ctx))
+            if first[1] != ctx:
+                message = f"differs from the text of context_id {cid!r} in {self.where(first[0])}"
+                problems.append(Problem(i, "context", message, gid))
+
+    def check_questions(self, i: int, qids: list[str], gid: str | None, problems: list[Problem]) -> None:
+        for qid in qids:
+            if qid in self.question_ids.exact:
+                first = self.where(self.question_ids.exact[qid])
+                problems.append(Problem(i, "questions", f"duplicate question_id {qid!r}, first seen in {first}", gid))
+            elif message := self.question_ids.collision(i, qid):
+                problems.append(Problem(i, "questions", message, gid))
+
+
 def find_problems(
     rows: Iterable[Mapping[str, Any]],
     require_gold: bool = True,
@@ -232,68 +288,22 @@ def find_problems(
     if require_gold and rows and all(isinstance(r, Mapping) and "gold" not in r for r in rows):
         rows = []  # one message for the whole view, not one missing column per row
         problems.append(Problem(0, "gold", PUBLIC_VIEW))
-    goal_ids = _IdRegistry("goal_id", where)
-    question_ids = _IdRegistry("question_id", where)
-    context_ids = _IdRegistry("context_id", where)
-    contexts: dict[str, tuple[int, str]] = {}
+    seen = _Seen(where)
     required = (*STRING_COLUMNS, "questions", *(("gold",) if require_gold else ()))
     for i, row in enumerate(rows):
         if not isinstance(row, Mapping):
             problems.append(Problem(i, "*", f"row must be an object, got {type(row).__name__}"))
             continue
-        gid = row.get("goal_id") if isinstance(row.get("goal_id"), str) else None
-        missing = [c for c in required if c not in row]
-        for col in missing:
-            problems.append(Problem(i, col, "missing column", gid))
-        if forbid_gold and "gold" in row:
-            problems.append(Problem(i, "gold", "judge-only column in public data (a leak)", gid))
-        for col in row:
-            if col not in SCHEMA_COLUMNS:
-                problems.append(
-                    Problem(i, str(col), f"unknown column; the schema has {', '.join(SCHEMA_COLUMNS)}", gid)
-                )
-        usable: dict[str, str] = {}
-        for col in STRING_COLUMNS:
-            value = row.get(col)
-            if col not in row:
-                continue
-            if not isinstance(value, str):
-                problems.append(Problem(i, col, f"must be a string, got {type(value).__name__}", gid))
-            elif col in ("context_id", "goal_id", "context", "goal") and not value.strip():
-                problems.append(Problem(i, col, "must not be empty", gid))
-            elif _check_text(i, col, value, gid, problems, is_id=col.endswith("_id")):
-                usable[col] = value
+        raw_gid = row.get("goal_id") if isinstance(row.get("goal_id"), str) else None
+        problems += _check_columns(i, row, required, forbid_gold, raw_gid)
+        usable = _check_strings(i, row, raw_gid, problems)
         gid = usable.get("goal_id")
         if gid:
-            if gid in goal_ids.exact:
-                problems.append(
-                    Problem(i, "goal_id", f"duplicate goal_id, first seen in {where(goal_ids.exact[gid])}", gid)
-                )
-            elif message := goal_ids.collision(i, gid):
-                problems.append(Problem(i, "goal_id", message, gid))
-        cid, ctx = usable.get("context_id"), row.get("context")
-        if cid is not None:
-            if message := context_ids.collision(i, cid):
-                problems.append(Problem(i, "context_id", message, gid))
-            elif isinstance(ctx, str):
-                first = contexts.setdefault(cid, (i, ctx))
-                if first[1] != ctx:
-                    problems.append(
-                        Problem(i, "context", f"differs from the text of context_id {cid!r} in {where(first[0])}", gid)
-                    )
+            seen.check_goal(i, gid, problems)
+        if "context_id" in usable:
+            seen.check_context(i, usable["context_id"], row.get("context"), gid, problems)
         qids = _check_questions(i, row, gid, problems) if "questions" in row else []
-        for qid in qids:
-            if qid in question_ids.exact:
-                problems.append(
-                    Problem(
-                        i,
-                        "questions",
-                        f"duplicate question_id {qid!r}, first seen in {where(question_ids.exact[qid])}",
-                        gid,
-                    )
-                )
-            elif message := question_ids.collision(i, qid):
-                problems.append(Problem(i, "questions", message, gid))
+        seen.check_questions(i, qids, gid, problems)
         if require_gold and "gold" in row:
             _check_gold(i, row, gid, qids, problems)
     if origins is not None:
@@ -340,213 +350,3 @@ def from_rows(rows: list[dict[str, Any]], config: Config = "judge") -> datasets.
     validate(rows)
     ds = datasets.Dataset.from_list(rows, features=JUDGE_FEATURES)
     return ds if config == "judge" else public_view(ds)
-
-
-def load_sample(config: Config = "judge") -> datasets.Dataset:
-    """The bundled sample benchmark (written for this project), as a `datasets.Dataset`."""
-    if config not in ("public", "judge"):
-        raise ValueError(f"config must be 'public' or 'judge', got {config!r}")
-    return from_rows(read_rows(SAMPLE_PATH), config)
-
-
-def read_rows(path: str | Path) -> list[dict[str, Any]]:
-    """The rows of one `.jsonl` or `.parquet` file, not yet validated.
-
-    Raises DataSourceError when the file cannot be read at all, and DataValidationError listing every
-    line of a JSONL file that cannot be read (see `parse_json_line`). A UTF-8 byte order mark at the start
-    of the file and CRLF line ends are accepted.
-    """
-    path = Path(path)
-    if path.suffix not in DATA_SUFFIXES:
-        raise DataSourceError(f"{path}: unsupported file type {path.suffix!r}; use {' or '.join(DATA_SUFFIXES)}")
-    if not path.is_file():
-        raise DataSourceError(f"{path}: no such file")
-    if path.suffix == ".parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        try:
-            return pq.read_table(path).to_pylist()
-        except (OSError, pa.ArrowException) as exc:
-            raise DataSourceError(f"{path}: not a readable Parquet file: {exc}") from exc
-    rows: list[Any] = []
-    bad: list[Problem] = []
-    try:
-        with path.open("rb") as fh:
-            for n, raw in enumerate(fh, 1):
-                line = raw[3:] if n == 1 and raw.startswith(codecs.BOM_UTF8) else raw  # a leading BOM is allowed
-                if not line.strip():
-                    continue
-                try:
-                    rows.append(parse_json_line(line))
-                except ValueError as exc:
-                    bad.append(Problem(len(rows) + len(bad), getattr(exc, "field", "*"), f"line {n} {exc}"))
-    except OSError as exc:
-        raise DataSourceError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
-    if bad:
-        raise DataValidationError([replace(p, file=str(path)) for p in bad])
-    return rows
-
-
-class _LineError(ValueError):
-    """Why one JSONL line cannot be read; `field` is the key at fault when one is known."""
-
-    def __init__(self, message: str, field: str = "*") -> None:
-        super().__init__(message)
-        self.field = field
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for name, value in pairs:
-        if name in obj:
-            raise _LineError(f"has the key {name!r} twice in one object (JSON would keep only the last)", name)
-        obj[name] = value
-    return obj
-
-
-def parse_json_line(line: bytes) -> Any:
-    """One JSONL line, strictly: UTF-8, valid JSON, no duplicate keys, bounded nesting and integers.
-
-    Raises ValueError with a message that completes "line N ..." (e.g. "is not valid JSON: ...").
-    """
-    try:
-        text = line.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _LineError(f"is not UTF-8 text ({exc.reason}: byte 0x{line[exc.start]:02x} at byte {exc.start})") from exc
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
-    except _LineError:
-        raise
-    except json.JSONDecodeError as exc:
-        raise _LineError(f"is not valid JSON: {exc.msg} (column {exc.colno})") from exc
-    except RecursionError as exc:
-        raise _LineError("is nested too deeply to read (thousands of levels of [ or {)") from exc
-    except ValueError as exc:  # Python's cap on the digits of an int (sys.get_int_max_str_digits)
-        raise _LineError(f"holds an integer too long to read ({exc})") from exc
-
-
-def find_file_problems(
-    files: Iterable[str | Path], require_gold: bool = True, *, forbid_gold: bool = False
-) -> list[Problem]:
-    """Every problem of several files taken together as one dataset, each located by file and row.
-
-    IDs must be unique over all the files (all splits of a dataset), as over one file.
-    """
-    problems: list[Problem] = []
-    rows: list[dict[str, Any]] = []
-    origins: list[tuple[str, int]] = []
-    for path in files:
-        try:
-            file_rows = read_rows(path)
-        except DataValidationError as exc:
-            problems.extend(exc.problems)
-            continue
-        if not file_rows:
-            problems.append(Problem(0, "*", "the file has no rows", file=str(path)))
-        rows.extend(file_rows)
-        origins.extend((str(path), i) for i in range(len(file_rows)))
-    return problems + find_problems(rows, require_gold, forbid_gold=forbid_gold, origins=origins)
-
-
-def _quartiles(values: Sequence[int]) -> tuple[float, float, float]:
-    if len(values) == 1:
-        return (values[0],) * 3  # type: ignore[return-value]
-    q1, q2, q3 = statistics.quantiles(values, n=4, method="inclusive")
-    return q1, q2, q3
-
-
-def _bin_width(low: int, high: int, max_bins: int = 10) -> int:
-    """The smallest width of the 1-2-5 series that covers [low, high] in at most `max_bins` bins."""
-    exponent = 0
-    while True:
-        for step in (1, 2, 5):
-            width = step * 10**exponent
-            if (high // width - low // width) + 1 <= max_bins:
-                return width
-        exponent += 1
-
-
-@dataclass(frozen=True)
-class DataStats:
-    """Counts and cl100k_base token lengths of a dataset: what `gacc data stats` prints and the card shows.
-
-    Token lengths are per distinct context, per question, and per canonical answer (the first reference;
-    empty for data without gold).
-    """
-
-    contexts: int
-    goals: int
-    questions: int
-    sources: dict[str, int]
-    goals_per_context: tuple[int, int]
-    questions_per_goal: tuple[int, int]
-    context_tokens: tuple[int, ...]
-    question_tokens: tuple[int, ...]
-    answer_tokens: tuple[int, ...]
-
-    def histogram(self) -> list[tuple[int, int, int]]:
-        """Context token lengths in equal bins: (low, high exclusive, count), no empty edge bins."""
-        lo, hi = min(self.context_tokens), max(self.context_tokens)
-        width = _bin_width(lo, hi)
-        counts = Counter(n // width for n in self.context_tokens)
-        return [(b * width, (b + 1) * width, counts[b]) for b in range(lo // width, hi // width + 1)]
-
-    def text(self) -> str:
-        """A plain-text report."""
-        sources = ", ".join(f"{name} {n}" for name, n in sorted(self.sources.items()))
-        lines = [
-            f"contexts:  {self.contexts} from {len(self.sources)} sources ({sources})",
-            f"goals:     {self.goals} ({_span(self.goals_per_context)} per context)",
-            f"questions: {self.questions} ({_span(self.questions_per_goal)} per goal)",
-            "",
-            "context tokens (cl100k_base), one per context:",
-            "  " + _summary(self.context_tokens),
-        ]
-        bar_scale = max(c for _, _, c in self.histogram())
-        for low, high, count in self.histogram():
-            bar = "#" * math.ceil(30 * count / bar_scale) if count else ""
-            lines.append(f"  {low:>6}-{high - 1:<6} {count:>4} {bar}".rstrip())
-        lines += ["", "question tokens: " + _summary(self.question_tokens)]
-        if self.answer_tokens:
-            lines.append("answer tokens (first reference): " + _summary(self.answer_tokens))
-        return "\n".join(lines)
-
-
-def _span(bounds: tuple[int, int]) -> str:
-    return str(bounds[0]) if bounds[0] == bounds[1] else f"{bounds[0]}-{bounds[1]}"
-
-
-def _summary(values: Sequence[int]) -> str:
-    q1, q2, q3 = _quartiles(values)
-    return (
-        f"min {min(values)}, p25 {q1:g}, median {q2:g}, p75 {q3:g}, max {max(values)}, "
-        f"mean {statistics.fmean(values):.1f}, total {sum(values)}"
-    )
-
-
-def data_stats(dataset: Any, codec: Codec | None = None) -> DataStats:
-    """Stats of valid rows (judge or public config); token lengths with the project's verified codec."""
-    if codec is None:
-        from gacc_hf.tokenizer import get_codec
-
-        codec = get_codec()
-    rows = as_rows(dataset)
-    if not rows:
-        raise DataValidationError([Problem(0, "*", "the dataset has no rows")])
-    contexts = {r["context_id"]: (r["source"], r["context"]) for r in rows}
-    goals = Counter(r["context_id"] for r in rows)
-    per_goal = [len(r["questions"]) for r in rows]
-    questions = [q["question"] for r in rows for q in r["questions"]]
-    answers = [g["references"][0] for r in rows for g in r.get("gold") or [] if g["references"]]
-    return DataStats(
-        contexts=len(contexts),
-        goals=len(rows),
-        questions=len(questions),
-        sources=dict(Counter(source for source, _ in contexts.values())),
-        goals_per_context=(min(goals.values()), max(goals.values())),
-        questions_per_goal=(min(per_goal), max(per_goal)),
-        context_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch([c for _, c in contexts.values()]))),
-        question_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch(questions))),
-        answer_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch(answers))),
-    )

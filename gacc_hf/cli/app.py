@@ -1,0 +1,72 @@
+"""The `gacc` parser and dispatch: each subcommand family lives in its own module beside this one."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+from gacc_hf import errors
+from gacc_hf.cli.cache import add_cache_parser
+from gacc_hf.cli.data import add_data_parser
+from gacc_hf.cli.info import add_install_metric_parser, add_list_parser
+from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_report_parser
+from gacc_hf.cli.run import add_run_parser
+from gacc_hf.cli.verbosity import add_verbosity, configure_logging
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from gacc_hf import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="gacc",
+        description="GACC-Bench: goal-conditioned context compression",
+        epilog=errors.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--verbose", action="store_true", help="print the traceback of an error (anywhere on the line)")
+    parser.add_argument("--version", action="version", version=f"gacc {__version__}")
+    add_verbosity(parser, "INFO")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_run_parser(sub)
+    add_list_parser(sub)
+    add_install_metric_parser(sub)
+    add_data_parser(sub)
+    add_report_parser(sub)
+    add_compare_parser(sub)
+    add_publish_parser(sub)
+    add_cache_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its exit code (see `gacc_hf.errors`). Expected failures print one line on stderr."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    verbose = "--verbose" in given
+    args = build_parser().parse_args([a for a in given if a != "--verbose"])
+    args.argv = given  # relaunched as is by `--num-processes`
+    configure_logging(args.verbosity)
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
+    except BrokenPipeError:  # `gacc ... | head`: the reader has all it wants
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return errors.OK
+    except KeyboardInterrupt:
+        print(f"gacc {args.command}: interrupted; rerun the same command to resume", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        code = errors.exit_code(exc)
+        if verbose or code == errors.BUG:
+            print(_traceback(exc), file=sys.stderr, end="")
+        print(f"gacc {args.command}: error: {errors.describe(exc)}", file=sys.stderr)
+        return code
+
+
+def _traceback(exc: BaseException) -> str:
+    from gacc_hf.redaction import redact
+
+    return redact("".join(traceback.format_exception(exc)))  # a traceback quotes messages: hide credentials

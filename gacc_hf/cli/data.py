@@ -1,0 +1,89 @@
+"""`gacc data validate|build|stats|push`: the dataset commands."""
+
+from __future__ import annotations
+
+import argparse
+
+from gacc_hf import errors
+
+
+def add_data_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("data", help="validate, build, describe and publish GACC datasets")
+    data = p.add_subparsers(dest="data_command", required=True)
+    v = data.add_parser("validate", help="list every problem of a dataset (file, row and field); exit 2 if any")
+    v.add_argument("path", help="'sample', a .jsonl/.parquet file or folder, a save_to_disk folder or a Hub repo id")
+    v.add_argument(
+        "--config", choices=["judge", "public"], default=None, help="view to check (default: every view the data holds)"
+    )
+    v.set_defaults(func=cmd_data_validate)
+    b = data.add_parser("build", help="write a Hub-ready folder: Parquet for both views plus a generated card")
+    b.add_argument("src", help="'sample' or a .jsonl/.parquet file or folder in the judge schema")
+    b.add_argument("out", help="output folder (its README.md and <view>/*.parquet are rewritten)")
+    b.add_argument("--pretty-name", default=None, help="card title (default: GACC-Bench)")
+    b.add_argument("--license", default=None, help="card license (default: apache-2.0)")
+    b.add_argument("--description", default=None, help="card description paragraph")
+    b.add_argument("--repo-id", default=None, help="Hub repo id shown in the card's loading example")
+    b.set_defaults(func=cmd_data_build)
+    s = data.add_parser("stats", help="contexts, goals, questions and the token-length distribution")
+    s.add_argument("path", help="any data spec that `gacc run --data` accepts")
+    s.add_argument("--config", choices=["judge", "public"], default="judge", help="view to read (default: judge)")
+    s.add_argument("--split", default=None, help="split to describe when the data has several")
+    s.set_defaults(func=cmd_data_stats)
+    u = data.add_parser("push", help="upload a folder built by `gacc data build` to a Hub dataset repo")
+    u.add_argument("path", help="folder written by `gacc data build`")
+    u.add_argument("repo_id", help="Hub dataset repo id, owner/name")
+    u.add_argument("--dry-run", action="store_true", help="print the upload plan and stop")
+    u.add_argument("--message", default="Upload GACC-Bench data", help="commit message")
+    u.set_defaults(func=cmd_data_push)
+
+
+def cmd_data_validate(args: argparse.Namespace) -> int:
+    from gacc_hf.data.loading import find_spec_problems
+
+    problems = find_spec_problems(args.path, args.config)
+    for problem in problems:
+        print(problem)
+    if problems:
+        print(f"{len(problems)} problem(s) in {args.path}")
+        return errors.BAD_INPUT
+    print(f"ok: no problems in {args.path}")
+    return 0
+
+
+def cmd_data_build(args: argparse.Namespace) -> int:
+    from gacc_hf.data.builder import write_hub_folder
+    from gacc_hf.data.card import SAMPLE_CARD
+    from gacc_hf.data.loading import data_files
+    from gacc_hf.data.schema import SAMPLE_PATH
+
+    sample = args.src == "sample"
+    files, _ = data_files(SAMPLE_PATH if sample else args.src, "judge")
+    given = {"pretty_name": args.pretty_name, "license": args.license, "description": args.description}
+    card = {**(SAMPLE_CARD if sample else {}), **{k: v for k, v in given.items() if v is not None}}
+    for path in write_hub_folder(files, args.out, repo_id=args.repo_id, **card):
+        print(path)
+    return 0
+
+
+def cmd_data_stats(args: argparse.Namespace) -> int:
+    from gacc_hf.data.loading import load_any
+    from gacc_hf.data.stats import data_stats
+
+    print(data_stats(load_any(args.path, args.config, split=args.split)).text())
+    return 0
+
+
+def cmd_data_push(args: argparse.Namespace) -> int:
+    from gacc_hf.data.loading import check_hub_folder
+    from gacc_hf.hub.commit import commit, describe_plan, folder_operations, require_online
+
+    check_hub_folder(args.path)
+    operations = folder_operations(args.path)
+    print(describe_plan(args.repo_id, "dataset", operations))
+    if args.dry_run:
+        return 0
+    require_online(f"push to {args.repo_id}")
+    from huggingface_hub import HfApi
+
+    print(commit(HfApi(), args.repo_id, "dataset", operations, args.message))
+    return 0

@@ -1,0 +1,131 @@
+"""`gacc report`, `gacc compare` and `gacc publish`: what is done with a results folder once written."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import sys
+
+
+def add_report_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="rebuild report.md and the plots of a results folder (no model is called)")
+    p.add_argument("run_dir", help="results folder written by `gacc run`")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from gacc_hf.results.report import rebuild
+
+    for path in rebuild(args.run_dir):
+        print(path)
+    return 0
+
+
+def add_compare_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("compare", help="paired difference B − A with CIs, per condition and ratio")
+    p.add_argument("run_a", help="results folder of side A")
+    p.add_argument("run_b", nargs="?", help="results folder of side B (default: RUN_A, comparing two compressors)")
+    p.add_argument("--a", help="compressor of side A (needed when its run has several)")
+    p.add_argument("--b", help="compressor of side B (needed when its run has several)")
+    p.add_argument("--bootstrap", type=int, help="bootstrap resamples for the CIs (default: side A's run setting)")
+    p.add_argument("--seed", type=int, help="bootstrap seed (default: side A's run seed)")
+    p.add_argument(
+        "--allow-different-data",
+        action="store_true",
+        help="compare runs on different data, readers or judges anyway, with a warning (refused by default)",
+    )
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from gacc_hf.results.folder import read_folder
+    from gacc_hf.scoring.compare import (
+        CompareError,
+        format_table,
+        paired_table,
+        select,
+        setup_differences,
+        shared_cells,
+    )
+
+    run_a = read_folder(args.run_a)
+    run_b = read_folder(args.run_b) if args.run_b else run_a
+    if args.run_b is None and (args.a is None or args.b is None):
+        raise ValueError("comparing two compressors of one run needs both --a and --b")
+    same_run = args.run_b is None  # two compressors of one run share its data, reader and judge
+    differ, unknown = ([], []) if same_run else setup_differences(run_a.config, run_b.config, (args.run_a, args.run_b))
+    if differ and not args.allow_different_data:
+        raise CompareError(
+            "the runs are not comparable: " + "; ".join(differ) + " (pass --allow-different-data to compare anyway)"
+        )
+    for line in [*differ, *(f"{u}: cannot check that both ran on the same data" for u in unknown)]:
+        print(f"WARNING: {line}", file=sys.stderr)
+    rows_a, rows_b = select(run_a.answers, args.a, args.run_a), select(run_b.answers, args.b, args.run_b or args.run_a)
+    labels = (f"{args.run_a}:{rows_a[0]['compressor']}", f"{args.run_b or args.run_a}:{rows_b[0]['compressor']}")
+    n_boot = run_a.config.get("n_bootstrap", 1000) if args.bootstrap is None else args.bootstrap
+    seed = run_a.config.get("seed", 0) if args.seed is None else args.seed
+    rows_a, rows_b, skipped = shared_cells(rows_a, rows_b, ("A", "B"))
+    table = format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels)
+    print("\n".join([*(f"WARNING, NOT COMPARABLE: {line}" for line in differ), table]))
+    if skipped:
+        print(f"skipped {len(skipped)} cell(s) not in both runs: {'; '.join(skipped)}")
+    return 0
+
+
+def add_publish_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("publish", help="add a run's results to a model's card on the Hugging Face Hub")
+    p.add_argument("run_dir", help="results folder written by `gacc run`")
+    p.add_argument("--repo-id", required=True, help="the model repo whose card gets the results (owner/name)")
+    p.add_argument("--compressor", help="the run's compressor this model is (needed when the run has several)")
+    p.add_argument(
+        "--dataset-repo",
+        help="the Hub dataset the run's data is (needed for a run on a local file; the sample and synthetic data "
+        "are named as what they are)",
+    )
+    p.add_argument("--allow-errors", action="store_true", help="publish a run with failed calls, stating how many")
+    p.add_argument("--card", help="merge into this local card instead of the model's current card on the Hub")
+    p.add_argument("--details-repo-id", help="also push answers + memory ledger as this dataset repo, with a card")
+    p.add_argument("--eval-results-task", help="also write .eval_results/ for this task of a Hub-registered benchmark")
+    p.add_argument("--headline-ratio", type=float, help="ratio of the .eval_results headline (own-condition Micro)")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and the generated files; push nothing")
+    p.set_defaults(func=cmd_publish)
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from huggingface_hub import HfApi
+
+    from gacc_hf.hub import commit as hub
+    from gacc_hf.hub import model_card
+
+    if not args.dry_run:
+        hub.require_online(f"publish to {args.repo_id}")
+    if args.card and not Path(args.card).is_file():
+        raise ValueError(f"--card {args.card}: no such file")
+    plan = functools.partial(
+        model_card.publish_plan,
+        args.run_dir,
+        args.repo_id,
+        compressor=args.compressor,
+        dataset_repo=args.dataset_repo,
+        allow_errors=args.allow_errors,
+        details_repo_id=args.details_repo_id,
+        eval_results_task=args.eval_results_task,
+        headline_ratio=args.headline_ratio,
+    )
+    plans = plan(existing_card=Path(args.card).read_text(encoding="utf-8") if args.card else None)  # every check
+    api = None if args.dry_run else HfApi()
+    if api is not None and not args.card:  # checked above, before the Hub is asked for anything
+        plans = plan(existing_card=model_card.fetch_card(api, args.repo_id))
+    for p in plans:
+        print(p.describe())
+    if api is None:
+        if not args.card:
+            print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")
+        for label, text in model_card.planned_texts(plans):
+            print(f"\n==> {label} <==\n{text}", end="" if text.endswith("\n") else "\n")
+        return 0
+    for url in model_card.publish(api, plans):
+        print(url)
+    return 0

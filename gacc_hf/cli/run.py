@@ -1,0 +1,253 @@
+"""`gacc run`: its options, the checks made before any model is called, and the run itself."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gacc_hf import errors
+from gacc_hf.cli.verbosity import add_verbosity, log
+
+if TYPE_CHECKING:
+    from gacc_hf.run.config import RunConfig
+
+DEFAULT_RUNS = "runs"
+
+
+def _csv(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _ratios(text: str) -> list[float]:
+    try:
+        return [float(x) for x in _csv(text)]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"ratios must be comma-separated numbers, got {text!r}") from exc
+
+
+def _limit(text: str) -> int | float:
+    from gacc_hf.run.config import RunConfigError, parse_limit
+
+    try:
+        return parse_limit(text)
+    except RunConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def add_run_parser(sub: argparse._SubParsersAction) -> None:
+    from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS
+
+    main = PRESETS[DEFAULT_PRESET]
+    p = sub.add_parser(
+        "run",
+        help="run the benchmark and write a results folder",
+        description="Run settings come from the preset, then the --config file, then the options given here. "
+        f"Defaults below are those of the {DEFAULT_PRESET!r} preset.",
+    )
+    # Every setting defaults to None (not given), so that a config file can fill what the command line leaves.
+    p.add_argument(
+        "--preset",
+        help=f"named experiment: {', '.join(f'{k} ({v.description})' for k, v in PRESETS.items())} "
+        f"(default: {DEFAULT_PRESET}; `gacc list presets`)",
+    )
+    p.add_argument("--config", help="run config file (.yaml/.toml), e.g. the config.yaml of a results folder")
+    p.add_argument(
+        "--data",
+        help="dataset: 'sample', 'synthetic[:contexts=N,seed=S,...]', a .jsonl/.parquet file or folder, a "
+        f"save_to_disk folder or a Hub repo id (default: {main.data})",
+    )
+    p.add_argument("--split", help="split to run when the data has several")
+    p.add_argument(
+        "--limit", type=_limit, help="run on the first N groups only, or a fraction (0.1): a partial run, a quick try"
+    )
+    p.add_argument(
+        "--compressors", type=_csv, help=f"comma-separated compressor names (default: {','.join(main.compressors)})"
+    )
+    p.add_argument("--reader", help=f"reader name (default: {main.reader})")
+    p.add_argument(
+        "--judge",
+        help=f"judge name: exact, contains, f1, smollm2 (default: {main.judge}: a small reader answers in sentences)",
+    )
+    p.add_argument(
+        "--ratios", type=_ratios, help=f"retention ratios (default: {','.join(f'{r:g}' for r in main.ratios)})"
+    )
+    p.add_argument(
+        "--conditions",
+        type=_csv,
+        help=f"conditions among own,none,cross,full (default: {','.join(main.conditions)})",
+    )
+    p.add_argument(
+        "--seed", type=int, help=f"run seed: cross-goal pairing and bootstrap (default: {RUN_DEFAULTS['seed']})"
+    )
+    p.add_argument("--cache-dir", help=f"cache directory (default: {RUN_DEFAULTS['cache_dir']})")
+    p.add_argument(
+        "--output-dir",
+        default=None,
+        help=f"results folder (default: a new {DEFAULT_RUNS}/<UTC time>-<data>-<compressors>, with "
+        f"{DEFAULT_RUNS}/latest pointing at it)",
+    )
+    p.add_argument("--overwrite", action="store_true", help="replace the run an explicit --output-dir holds")
+    p.add_argument(
+        "--batch-size", type=int, help=f"items per model call and cache write (default: {RUN_DEFAULTS['batch_size']})"
+    )
+    p.add_argument(
+        "--bootstrap", type=int, help=f"bootstrap resamples for CIs, 0 = none (default: {RUN_DEFAULTS['n_bootstrap']})"
+    )
+    p.add_argument(
+        "--on-error",
+        choices=["raise", "record"],
+        help="stop at the first failed call (raise, the default) or record it and go on (record)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument(
+        "--num-processes",
+        type=int,
+        default=1,
+        help="run on N local processes through `accelerate launch`, sharded by context (default: 1)",
+    )
+    add_verbosity(p, argparse.SUPPRESS)
+    p.set_defaults(func=cmd_run)
+
+
+def resolve_run(args: argparse.Namespace) -> RunConfig:
+    """The run the options ask for: preset, then the --config file, then the options given."""
+    from gacc_hf.run import config as run_config
+
+    file_values = run_config.load(args.config) if args.config else {}
+    return run_config.resolve(file_values, {key: getattr(args, key) for key in run_config.KEYS})
+
+
+def check_run(run: RunConfig, num_processes: int) -> None:
+    """Refuse impossible settings (from the options or a config file) before any work, one message each."""
+    from gacc_hf.redaction import redact
+
+    for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
+        if not values:
+            raise ValueError(f"--{name} names nothing; give at least one (comma-separated)")
+    for name, value in {"reader": run.reader, "judge": run.judge, "data": run.data}.items():
+        if not value.strip():
+            raise ValueError(f"--{name} is empty; name one")
+    minimums = {"bootstrap": (run.bootstrap, 0), "batch-size": (run.batch_size, 1), "seed": (run.seed, 0)}
+    minimums["num-processes"] = (num_processes, 1)
+    for name, (value, low) in minimums.items():
+        if value < low:
+            raise ValueError(f"--{name} must be >= {low}, got {value}")
+    specs = {"data": [run.data], "compressors": run.compressors, "reader": [run.reader], "judge": [run.judge]}
+    for name, values in specs.items():
+        for spec in values:
+            if redact(spec) != spec:  # refused here, before a launch could echo the command line
+                raise ValueError(
+                    f"--{name} {redact(spec)}: credentials in a URL are never sent; remove them "
+                    "(an openai: server's key goes in $OPENAI_API_KEY)"
+                )
+
+
+def writable_folder(path: str | Path, what: str, *, staged: bool = False) -> None:
+    """Raise ValueError unless `path` is a folder that can be written, or can be created (nothing is created).
+
+    `staged`: the folder is written as a sibling and renamed into place, so its parent must be writable.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{what} {path} is a file, not a folder: pass another path")
+    probe = path.parent if staged else path
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        raise ValueError(f"{what} {path} cannot be created: {probe} is a file")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ValueError(f"{what} {path} is not writable ({probe}: permission denied or read-only file system)")
+
+
+def check_run_paths(output_dir: str | None, cache_dir: str | None) -> None:
+    """The results folder must be writable and the cache usable, before any model is called.
+
+    A cache that exists is opened once (a damaged or foreign file is a clear error now, not after the
+    work); a read-only one is accepted, because a warm rerun only reads.
+    """
+    from gacc_hf.run.cache import CACHE_FILENAME, Cache
+
+    if output_dir is None:  # a new folder under DEFAULT_RUNS
+        writable_folder(DEFAULT_RUNS, "runs folder")
+    else:
+        writable_folder(output_dir, "results folder (--output-dir)", staged=True)
+    if cache_dir is None:
+        return
+    if (Path(cache_dir) / CACHE_FILENAME).exists():
+        Cache(cache_dir).close()
+    else:
+        writable_folder(cache_dir, "cache folder (--cache-dir)")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from gacc_hf.data.loading import load_any
+    from gacc_hf.results.folder import check_output_dir, new_run_dir, point_latest
+    from gacc_hf.run import distributed
+
+    started = datetime.now(UTC)
+    if args.output_dir is not None:
+        check_output_dir(args.output_dir, args.overwrite)  # before any model work
+    run = resolve_run(args)
+    check_run(run, args.num_processes)
+    topology = distributed.detect()
+    if args.num_processes > 1 and topology.world_size == 1:
+        check_run_paths(args.output_dir, run.cache_dir)
+        return distributed.launch(args.argv, args.num_processes)
+    if args.num_processes not in (1, topology.world_size):
+        raise ValueError(
+            f"--num-processes {args.num_processes} inside a launch of {topology.world_size} processes: "
+            "leave --num-processes out when starting gacc with accelerate launch or torchrun"
+        )
+    check_run_paths(args.output_dir, run.cache_dir)
+    if args.no_progress:
+        import datasets
+
+        datasets.disable_progress_bars()  # the builder's "Generating split" bars too
+    dataset = load_any(run.data, "judge", split=run.split)
+    log.info("data %s: %d groups", run.data, len(dataset))
+    log.debug("resolved run: %s", run.to_dict())
+    result, rank_calls = distributed.run_benchmark_sharded(
+        dataset,
+        topology=topology,
+        compressor=run.compressors,
+        reader=run.reader,
+        judge=run.judge,
+        ratios=run.ratios,
+        conditions=run.conditions,
+        cache_dir=run.cache_dir,
+        seed=run.seed,
+        n_bootstrap=run.bootstrap,
+        batch_size=run.batch_size,
+        on_error=run.on_error,
+        progress=not args.no_progress and log.isEnabledFor(logging.INFO),
+        data_spec=run.data,
+        split=run.split,
+        limit=run.limit,
+    )
+    if result is None:  # another rank: rank 0 reports and writes the merged results
+        return 0
+    if result.config["limit"]:
+        log.info("limit %(value)s: the first %(groups)d of %(of)d groups (a partial run)", result.config["limit"])
+    print(result.score_table())
+    print(f"calls: {result.calls}")
+    if len(rank_calls) > 1:
+        print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))
+    print(f"integrity: {result.integrity}")
+    out = args.output_dir or new_run_dir(started, [Path(run.data).name, "+".join(run.compressors)], DEFAULT_RUNS)
+    path = result.save(out, command=["gacc", *args.argv])
+    if args.output_dir is None:
+        point_latest(out)
+    print(f"results: {path}")
+    if any(result.integrity.values()):
+        return errors.INTEGRITY
+    if result.errors:
+        print(f"{len(result.errors)} model failure(s) recorded; rerun the same command to retry them", file=sys.stderr)
+        return errors.MODEL_FAILURES
+    return errors.OK

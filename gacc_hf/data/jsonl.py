@@ -1,0 +1,134 @@
+"""Data files read into rows: strict JSONL parsing (every unreadable line reported), Parquet, and the bundled sample.
+
+Rows read here are not yet validated; `find_file_problems` checks several files as one dataset, each problem
+located by file and row.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from gacc_hf.data.schema import (
+    DATA_SUFFIXES,
+    SAMPLE_PATH,
+    Config,
+    DataSourceError,
+    DataValidationError,
+    Problem,
+    find_problems,
+    from_rows,
+)
+
+
+def read_rows(path: str | Path) -> list[dict[str, Any]]:
+    """The rows of one `.jsonl` or `.parquet` file, not yet validated.
+
+    Raises DataSourceError when the file cannot be read at all, and DataValidationError listing every
+    line of a JSONL file that cannot be read (see `parse_json_line`). A UTF-8 byte order mark at the start
+    of the file and CRLF line ends are accepted.
+    """
+    path = Path(path)
+    if path.suffix not in DATA_SUFFIXES:
+        raise DataSourceError(f"{path}: unsupported file type {path.suffix!r}; use {' or '.join(DATA_SUFFIXES)}")
+    if not path.is_file():
+        raise DataSourceError(f"{path}: no such file")
+    if path.suffix == ".parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.read_table(path).to_pylist()
+        except (OSError, pa.ArrowException) as exc:
+            raise DataSourceError(f"{path}: not a readable Parquet file: {exc}") from exc
+    rows: list[Any] = []
+    bad: list[Problem] = []
+    try:
+        with path.open("rb") as fh:
+            for n, raw in enumerate(fh, 1):
+                line = raw[3:] if n == 1 and raw.startswith(codecs.BOM_UTF8) else raw  # a leading BOM is allowed
+                if not line.strip():
+                    continue
+                try:
+                    rows.append(parse_json_line(line))
+                except ValueError as exc:
+                    bad.append(Problem(len(rows) + len(bad), getattr(exc, "field", "*"), f"line {n} {exc}"))
+    except OSError as exc:
+        raise DataSourceError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
+    if bad:
+        raise DataValidationError([replace(p, file=str(path)) for p in bad])
+    return rows
+
+
+class _LineError(ValueError):
+    """Why one JSONL line cannot be read; `field` is the key at fault when one is known."""
+
+    def __init__(self, message: str, field: str = "*") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in obj:
+            raise _LineError(f"has the key {name!r} twice in one object (JSON would keep only the last)", name)
+        obj[name] = value
+    return obj
+
+
+def parse_json_line(line: bytes) -> Any:
+    """One JSONL line, strictly: UTF-8, valid JSON, no duplicate keys, bounded nesting and integers.
+
+    Raises ValueError with a message that completes "line N ..." (e.g. "is not valid JSON: ...").
+    """
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _LineError(f"is not UTF-8 text ({exc.reason}: byte 0x{line[exc.start]:02x} at byte {exc.start})") from exc
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+    except _LineError:
+        raise
+    except json.JSONDecodeError as exc:
+        raise _LineError(f"is not valid JSON: {exc.msg} (column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise _LineError("is nested too deeply to read (thousands of levels of [ or {)") from exc
+    except ValueError as exc:  # Python's cap on the digits of an int (sys.get_int_max_str_digits)
+        raise _LineError(f"holds an integer too long to read ({exc})") from exc
+
+
+def find_file_problems(
+    files: Iterable[str | Path], require_gold: bool = True, *, forbid_gold: bool = False
+) -> list[Problem]:
+    """Every problem of several files taken together as one dataset, each located by file and row.
+
+    IDs must be unique over all the files (all splits of a dataset), as over one file.
+    """
+    problems: list[Problem] = []
+    rows: list[dict[str, Any]] = []
+    origins: list[tuple[str, int]] = []
+    for path in files:
+        try:
+            file_rows = read_rows(path)
+        except DataValidationError as exc:
+            problems.extend(exc.problems)
+            continue
+        if not file_rows:
+            problems.append(Problem(0, "*", "the file has no rows", file=str(path)))
+        rows.extend(file_rows)
+        origins.extend((str(path), i) for i in range(len(file_rows)))
+    return problems + find_problems(rows, require_gold, forbid_gold=forbid_gold, origins=origins)
+
+
+def load_sample(config: Config = "judge") -> datasets.Dataset:
+    """The bundled sample benchmark (written for this project), as a `datasets.Dataset`."""
+    if config not in ("public", "judge"):
+        raise ValueError(f"config must be 'public' or 'judge', got {config!r}")
+    return from_rows(read_rows(SAMPLE_PATH), config)
