@@ -101,7 +101,7 @@ class GaccBench(datasets.GeneratorBasedBuilder):
         columns = list(self.info.features)
         for f, path in enumerate(paths):
             for i, row in enumerate(read_rows(path)):
-                yield f"{f}-{i}", {c: row[c] for c in columns}
+                yield f"{f}-{i}", {c: row.get(c) for c in columns}  # an optional column may be absent
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -14,9 +14,19 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
-from gacc_hf.data.schema import DataSourceError, DataValidationError, Problem
+import datasets
+
+from gacc_hf.data.schema import (
+    JUDGE_FEATURES,
+    DataSourceError,
+    DataValidationError,
+    Problem,
+    find_problems,
+    with_optional_columns,
+)
 
 GROUPED = ("context_id", "source", "context", "goal_id", "goal", "questions", "gold")
 FLAT = ("context_id", "context", "goal_id", "goal", "question_id", "question", "references")
@@ -194,3 +204,33 @@ def to_schema_rows(rows: Sequence[Any], columns: Mapping[str, str] | None = None
     for the schema check."""
     rows = rename(rows, columns) if columns else list(rows)
     return group_flat(rows) if is_flat(found_columns(rows)) else rows
+
+
+def needs_mapping(found: Sequence[str]) -> bool:
+    """Whether data with these columns is in another layout than gacc-hf's own, one row per group."""
+    return bool(found) and "questions" not in found
+
+
+def mapped_splits(
+    splits: Mapping[str, Sequence[Any]], columns: Mapping[str, str] | None, where: str
+) -> datasets.DatasetDict:
+    """Rows by split put in gacc-hf's layout (`to_schema_rows`) and checked against the schema (IDs unique over
+    all splits), as a DatasetDict; each problem names its split's rows (`where [split]`)."""
+    grouped: dict[str, list[Any]] = {}
+    for split, rows in splits.items():
+        try:
+            grouped[split] = to_schema_rows(rows, columns)
+        except DataValidationError as exc:
+            raise DataValidationError([replace(p, file=f"{where} [{split}]") for p in exc.problems]) from None
+        except DataSourceError as exc:
+            raise DataSourceError(f"{where} [{split}]: {exc}") from None
+    origins = [(f"{where} [{split}]", i) for split, rows in grouped.items() for i in range(len(rows))]
+    problems = find_problems([row for rows in grouped.values() for row in rows], origins=origins)
+    if problems:
+        raise DataValidationError(problems)
+    return datasets.DatasetDict(
+        {
+            split: datasets.Dataset.from_list(with_optional_columns(rows), features=JUDGE_FEATURES)
+            for split, rows in grouped.items()
+        }
+    )

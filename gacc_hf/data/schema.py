@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import datasets
 
+from gacc_hf.data.language import canonical_tag, detect_language, tag_problem
 from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem
 
 Config = Literal["public", "judge"]
@@ -22,6 +24,7 @@ PUBLIC_FEATURES = datasets.Features(
     {
         "context_id": datasets.Value("string"),
         "source": datasets.Value("string"),
+        "language": datasets.Value("string"),  # optional: a BCP-47 tag, null (absent) when detected from the text
         "context": datasets.Value("string"),
         "goal_id": datasets.Value("string"),
         "goal": datasets.Value("string"),
@@ -38,8 +41,11 @@ JUDGE_FEATURES = datasets.Features(
 )
 STRING_COLUMNS = ("context_id", "source", "context", "goal_id", "goal")
 SCHEMA_COLUMNS = tuple(JUDGE_FEATURES)
+OPTIONAL_COLUMNS = ("language",)
 DATA_SUFFIXES = (".jsonl", ".parquet")
-SAMPLE_PATH = Path(__file__).parent / "sample" / "sample.jsonl"
+SAMPLE_PATH = Path(__file__).parent / "sample" / "sample.jsonl"  # the English groups
+# the bundled sample by language (the Chinese rows declare `language: zh`; the English rows, older, leave it out)
+SAMPLE_FILES = {"en": SAMPLE_PATH, "zh": SAMPLE_PATH.with_name("sample_zh.jsonl")}
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,11 @@ class Question:
 
 @dataclass(frozen=True)
 class Group:
-    """A validated (context, goal) pair with its questions and their gold references."""
+    """A validated (context, goal) pair with its questions and their gold references.
+
+    `language` is the row's declared BCP-47 tag (canonical case), None when the row has none; `language_tag`
+    is the tag the harness uses: the declared one, else the one detected from the text.
+    """
 
     context_id: str
     source: str
@@ -88,6 +98,15 @@ class Group:
     goal_id: str
     goal: str
     questions: tuple[Question, ...]
+    language: str | None = None
+
+    @cached_property
+    def language_tag(self) -> str:
+        return self.language or detect_language(self.context, self.goal, *(q.question for q in self.questions))
+
+    @property
+    def language_detected(self) -> bool:
+        return self.language is None
 
 
 def _check_text(i: int, field: str, value: Any, gid: str | None, problems: list[Problem], *, is_id: bool) -> bool:
@@ -211,6 +230,8 @@ def _check_columns(
         problems.append(Problem(i, "gold", "judge-only column in public data (a leak)", gid))
     unknown = f"unknown column; the schema has {', '.join(SCHEMA_COLUMNS)}"
     problems += [Problem(i, str(col), unknown, gid) for col in row if col not in SCHEMA_COLUMNS]
+    if row.get("language") is not None and (problem := tag_problem(row["language"])):
+        problems.append(Problem(i, "language", problem, gid))  # null: no tag (a Dataset's untagged rows)
     return problems
 
 
@@ -336,7 +357,10 @@ def validate(dataset: Any) -> list[Group]:
     for row in rows:
         refs = {g["question_id"]: tuple(r for r in g["references"] if r.strip()) for g in row["gold"]}
         questions = tuple(Question(q["question_id"], q["question"], refs[q["question_id"]]) for q in row["questions"])
-        groups.append(Group(row["context_id"], row["source"], row["context"], row["goal_id"], row["goal"], questions))
+        language = canonical_tag(row["language"]) if row.get("language") is not None else None
+        groups.append(
+            Group(row["context_id"], row["source"], row["context"], row["goal_id"], row["goal"], questions, language)
+        )
     return groups
 
 
@@ -345,8 +369,13 @@ def public_view(dataset: datasets.Dataset) -> datasets.Dataset:
     return dataset.remove_columns([c for c in dataset.column_names if c == "gold"])
 
 
+def with_optional_columns(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows with every optional column present (null where a row leaves it out), as a Dataset needs."""
+    return [{**row, **{c: row.get(c) for c in OPTIONAL_COLUMNS}} for row in rows]
+
+
 def from_rows(rows: list[dict[str, Any]], config: Config = "judge") -> datasets.Dataset:
     """Validate rows and build a typed `datasets.Dataset` in the given config."""
     validate(rows)
-    ds = datasets.Dataset.from_list(rows, features=JUDGE_FEATURES)
+    ds = datasets.Dataset.from_list(with_optional_columns(rows), features=JUDGE_FEATURES)
     return ds if config == "judge" else public_view(ds)
