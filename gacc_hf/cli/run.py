@@ -62,6 +62,12 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--split", help="split to run when the data has several")
     p.add_argument(
+        "--columns",
+        type=_columns,
+        help="the data's names for schema columns, e.g. context=text,goal=user_goal,question=query (data in "
+        "another layout; one row per question is grouped by goal_id)",
+    )
+    p.add_argument(
         "--limit", type=_limit, help="run on the first N groups only, or a fraction (0.1): a partial run, a quick try"
     )
     p.add_argument(
@@ -111,6 +117,16 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_verbosity(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_run)
+
+
+def _columns(text: str) -> dict[str, str]:
+    """`--columns context=text,...`, its errors shown by argparse as they are."""
+    from gacc_hf.data.columns import parse_columns
+
+    try:
+        return parse_columns(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def resolve_run(args: argparse.Namespace) -> RunConfig:
@@ -190,6 +206,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gacc_hf.data.loading import load_any
     from gacc_hf.results.folder import check_output_dir, new_run_dir, point_latest
     from gacc_hf.run import distributed
+    from gacc_hf.scoring.by_language import language_table
 
     started = datetime.now(UTC)
     if args.output_dir is not None:
@@ -210,7 +227,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         import datasets
 
         datasets.disable_progress_bars()  # the builder's "Generating split" bars too
-    dataset = load_any(run.data, "judge", split=run.split)
+    dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
     log.info("data %s: %d groups", run.data, len(dataset))
     log.debug("resolved run: %s", run.to_dict())
     result, rank_calls = distributed.run_benchmark_sharded(
@@ -230,12 +247,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         data_spec=run.data,
         split=run.split,
         limit=run.limit,
+        columns=run.columns,
     )
     if result is None:  # another rank: rank 0 reports and writes the merged results
         return 0
     if result.config["limit"]:
         log.info("limit %(value)s: the first %(groups)d of %(of)d groups (a partial run)", result.config["limit"])
     print(result.score_table())
+    if len(result.config["data"]["languages"]) > 1:
+        print(f"\nby language:\n{language_table(result.scores_by_language)}")
     print(f"calls: {result.calls}")
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))

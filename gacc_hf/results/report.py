@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from gacc_hf.results.by_language import is_language_png, plot_languages
 from gacc_hf.results.folder import (
     ANSWERS_FILE,
     MEMORIES_FILE,
@@ -36,12 +37,14 @@ from gacc_hf.results.folder import (
 )
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.result import BenchmarkResult
+from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.compare import condition_gaps
 from gacc_hf.scoring.scores import score_answers
 
 RESULTS_SCHEMA_VERSION = SCHEMA_VERSION
 REPORT_FILE = "report.md"
-DERIVED = (REPORT_FILE, SCORES_PNG, GAPS_PNG)  # what `rebuild` regenerates; every other file is kept as it is
+# what `rebuild` regenerates (and the per-language plots, scores_<language>.png); every other file is kept as it is
+DERIVED = (REPORT_FILE, SCORES_PNG, GAPS_PNG)
 _PACKAGES = (
     "gacc-hf",
     "tiktoken",
@@ -88,6 +91,7 @@ def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, A
     return {
         "scores": score_answers(list(answers), n_boot, seed),
         "gaps": condition_gaps(answers, n_boot, seed),
+        "scores_by_language": score_by_language(list(answers), n_boot, seed),
     }
 
 
@@ -108,6 +112,7 @@ def results_payload(result: BenchmarkResult, command: Sequence[str] | None = Non
         "method_seconds": result.method_seconds,
         "generated_tokens": result.generated_tokens,
         "scores": result.scores,
+        "scores_by_language": result.scores_by_language,
         "gaps": condition_gaps(result.answers, result.config.get("n_bootstrap", 1000), result.config.get("seed", 0)),
         "errors": result.errors,
     }
@@ -142,6 +147,7 @@ def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
         paths.append(plot_scores(run.scores, out / SCORES_PNG))
     if run.payload.get("gaps"):
         paths.append(plot_gaps(run.payload["gaps"], out / GAPS_PNG))
+    paths += plot_languages(run.payload.get("scores_by_language") or [], out)
     report = out / REPORT_FILE
     write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
     return [report, *paths]
@@ -163,6 +169,9 @@ def verify_folder(run_dir: str | Path) -> RunResults:
         raise ResultsError(f"{path}: integrity.exposures is {counted} but {len(rows)} exposure row(s) are recorded")
     derived = derived_figures(run.answers, run.config)
     _verify(path, "scores", run.scores, derived["scores"], ("compressor", "condition", "ratio"))
+    if "scores_by_language" in run.payload:  # absent from folders written before answers carried a language
+        key = ("language", "compressor", "condition", "ratio")
+        _verify(path, "scores_by_language", run.payload["scores_by_language"], derived["scores_by_language"], key)
     if "gaps" in run.payload:
         _verify(path, "gaps", run.payload["gaps"], derived["gaps"], ("compressor", "gap", "ratio"))
     else:
@@ -192,7 +201,7 @@ def rebuild(run_dir: str | Path) -> list[Path]:
 
         def fill(stage: Path) -> None:  # the run's own files (data, config.yaml) as they are; outputs afresh
             for path in source.iterdir():
-                if path.is_file() and path.name not in DERIVED:
+                if path.is_file() and path.name not in DERIVED and not is_language_png(path.name):
                     shutil.copyfile(path, stage / path.name)
             outputs(run, stage)
 
@@ -264,12 +273,12 @@ def _has_evidence(scores: Sequence[Mapping[str, Any]]) -> bool:
     return any(s.get("evidence_micro") is not None for s in scores)
 
 
-def _score_table(scores: Sequence[Mapping[str, Any]], evidence: bool) -> list[str]:
-    head = ["compressor", "condition", "ratio", "Micro [95% CI]", "Macro [95% CI]"]
+def _score_table(scores: Sequence[Mapping[str, Any]], evidence: bool, language: bool = False) -> list[str]:
+    head = [*(["language"] if language else []), "compressor", "condition", "ratio", "Micro [95% CI]", "Macro [95% CI]"]
     head += ["Evidence Micro [95% CI]", "Evidence Macro [95% CI]"] if evidence else []
     rows = []
     for s in scores:
-        row = [f"`{s['compressor']}`", s["condition"], f"{s['ratio']:g}"]
+        row = [*([s["language"]] if language else []), f"`{s['compressor']}`", s["condition"], f"{s['ratio']:g}"]
         metrics = ("micro", "macro", *(("evidence_micro", "evidence_macro") if evidence else ()))
         for m in metrics:
             row.append("n/a" if s.get(m) is None else f"{s[m]:.3f}{_ci(s.get(f'{m}_ci_low'), s.get(f'{m}_ci_high'))}")
@@ -292,6 +301,16 @@ def _data_line(cfg: Mapping[str, Any]) -> str:
         f"Data: `{data.get('spec')}`, {split}, view {data.get('view')}; {data.get('n_contexts')} contexts; "
         f"rows fingerprint `{data.get('fingerprint')}`."
     )
+
+
+def _language_section(rows: Sequence[Mapping[str, Any]], cfg: Mapping[str, Any], evidence: bool) -> list[str]:
+    """Each language's rows (ceilings included) beside the overall ones; one line for a one-language run."""
+    languages = (cfg.get("data") or {}).get("languages") or {}
+    named = ", ".join(f"{k}{' (detected)' if v.get('detected') else ''}" for k, v in languages.items())
+    if len(languages) < 2:
+        return [f"Language: {named}; the scores above are its scores.", ""] if languages else []
+    head = f"Each language scored on its own goals, with its own goal-bootstrap CIs (languages: {named})."
+    return ["## Scores by language", "", head, "", *_score_table(rows, evidence, language=True), ""]
 
 
 def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)) -> str:
@@ -370,6 +389,7 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
             *_score_table(ceilings, evidence),
             "",
         ]
+    lines += _language_section(p.get("scores_by_language") or [], cfg, evidence)
     if p.get("gaps"):
         lines += [
             "## Goal gaps",

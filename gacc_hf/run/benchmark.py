@@ -10,7 +10,7 @@ call, and every model output goes through the content-addressed cache, so a reru
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from gacc_hf.run.config import check_limit, limited_count
 from gacc_hf.run.plan import plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
 from gacc_hf.run.read import read_and_judge
+from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.integrity import budget_violations, count_errors, find_exposures
 from gacc_hf.scoring.scores import score_answers
 from gacc_hf.tokenizer import get_codec
@@ -56,7 +57,9 @@ def check_ratios(ratios: RatioLike | Sequence[RatioLike]) -> list[tuple[RatioLik
     return pairs
 
 
-def _data_identity(dataset: Any, groups: list[Group], spec: str | None, split: str | None) -> dict[str, Any]:
+def _data_identity(
+    dataset: Any, groups: list[Group], spec: str | None, split: str | None, columns: Mapping[str, str] | None
+) -> dict[str, Any]:
     """What the data was: its spec and kind as the caller named it, and a content fingerprint that holds
     whatever it was called (rows handed over in memory have no spec: kind `in-memory`)."""
     spec = spec if spec is not None else (str(dataset) if isinstance(dataset, str | os.PathLike) else None)
@@ -64,12 +67,26 @@ def _data_identity(dataset: Any, groups: list[Group], spec: str | None, split: s
         "spec": spec,
         "kind": "in-memory" if spec is None else spec_kind(spec),
         "split": split,
+        **({"columns": dict(columns)} if columns else {}),
         "view": "judge",
         "fingerprint": fingerprint(groups),
         "n_groups": len(groups),
         "n_contexts": len({g.context_id for g in groups}),
         "n_questions": sum(len(g.questions) for g in groups),
+        "languages": data_languages(groups),
     }
+
+
+def data_languages(groups: list[Group]) -> dict[str, dict[str, Any]]:
+    """Per language (first-seen order): its goals, questions, and whether any group's tag was detected
+    rather than declared in the data."""
+    out: dict[str, dict[str, Any]] = {}
+    for g in groups:
+        entry = out.setdefault(g.language_tag, {"n_groups": 0, "n_questions": 0, "detected": False})
+        entry["n_groups"] += 1
+        entry["n_questions"] += len(g.questions)
+        entry["detected"] = entry["detected"] or g.language_detected
+    return out
 
 
 def _now() -> str:
@@ -94,6 +111,7 @@ def run_benchmark(
     data_spec: str | None = None,
     split: str | None = None,
     limit: int | float | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
@@ -106,12 +124,13 @@ def run_benchmark(
     (cross-goal pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole
     run. `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is
     recorded by itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset
-    is validated: a quick, partial run, recorded as such and refused by publishing.
+    is validated: a quick, partial run, recorded as such and refused by publishing. `columns` maps schema
+    names to the data's own (`gacc_hf.data.columns`), used for a spec and recorded either way.
     """
     started = _now()
     original = dataset
     if isinstance(dataset, str | os.PathLike):  # a data spec: sample, file, folder, saved dataset, Hub id
-        dataset = load_any(dataset)
+        dataset = load_any(dataset, columns=columns)
     groups = validate(dataset)
     limited = None
     if limit is not None:
@@ -156,6 +175,7 @@ def run_benchmark(
     scores = score_answers(answers, n_bootstrap, seed)
     return BenchmarkResult(
         scores=scores,
+        scores_by_language=score_by_language(answers, n_bootstrap, seed),
         memories=plan.ledger,
         answers=answers,
         calls=dict(ex.calls),
@@ -174,7 +194,7 @@ def run_benchmark(
             "cache_dir": cache_dir,
             "n_groups": len(groups),
             "n_questions": sum(len(g.questions) for g in groups),
-            "data": _data_identity(original, groups, data_spec, split),
+            "data": _data_identity(original, groups, data_spec, split, columns),
             "limit": limited,
             "protocol_version": PROTOCOL_VERSION,
             "gacc_hf_version": _version(),

@@ -56,6 +56,16 @@ PRESETS: dict[str, Preset] = {
         conditions=("own", "none", "full", "oracle"),
         ratios=(0.2,),
     ),
+    "bilingual": Preset(
+        description="both languages of the sample (English and Chinese), whole source and oracle memory only: "
+        "what the reader makes of each language, scored per language; SmolLM2 reader, contains judge",
+        data="sample:all",
+        compressors=("truncate",),  # no compressor runs: full and oracle are ceilings
+        reader="smollm2",
+        judge="contains",
+        conditions=("full", "oracle"),
+        ratios=(0.2,),
+    ),
     "rules": Preset(
         description="rule methods only, on generated data: seconds, no model",
         data="synthetic",

@@ -1,0 +1,47 @@
+"""Scores per language beside the overall ones: a bilingual run must not hide one language in the other's mean.
+
+Each answer row carries its group's language (the declared BCP-47 tag, or the detected one). The rows of
+one language are scored exactly as a whole run is (`score_answers`: Micro, Macro, evidence recall, goal
+bootstrap CIs with the run's seed), so a language's row is what a run on that language's groups alone
+would report. Answers of runs written before rows carried a language give no per-language rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gacc_hf.scoring.scores import score_answers
+
+
+def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The languages of the answer rows in first-seen order; empty when a row records none."""
+    if not answers or any(not row.get("language") for row in answers):
+        return []
+    return list(dict.fromkeys(str(row["language"]) for row in answers))
+
+
+def score_by_language(answers: Sequence[Mapping[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
+    """One score row per (language, compressor, condition, ratio), languages in first-seen order, each a
+    `score_answers` row with its `language` first."""
+    out: list[dict[str, Any]] = []
+    for language in answer_languages(answers):
+        rows = [dict(row) for row in answers if row["language"] == language]
+        out += [{"language": language, **row} for row in score_answers(rows, n_bootstrap, seed)]
+    return out
+
+
+def language_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Per-language rows as a fixed-width text table (what `gacc run` prints under the overall one)."""
+    head = (
+        f"{'language':<9} {'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
+        f"{'micro 95% CI':>15} {'n_q':>6}"
+    )
+    lines = [head, "-" * len(head)]
+    for s in rows:
+        ci = "" if s["micro_ci_low"] is None else f"[{s['micro_ci_low']:.3f},{s['micro_ci_high']:.3f}]"
+        lines.append(
+            f"{s['language']:<9} {s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
+            f"{s['macro']:>7.3f} {ci:>15} {s['n_questions']:>6}"
+        )
+    return "\n".join(lines)
