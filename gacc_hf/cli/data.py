@@ -28,6 +28,7 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("path", help="any data spec that `gacc run --data` accepts")
     s.add_argument("--config", choices=["judge", "public"], default="judge", help="view to read (default: judge)")
     s.add_argument("--split", default=None, help="split to describe when the data has several")
+    s.add_argument("--columns", type=_columns, default=None, help="the data's names for schema columns (see gacc run)")
     s.set_defaults(func=cmd_data_stats)
     u = data.add_parser("push", help="upload a folder built by `gacc data build` to a Hub dataset repo")
     u.add_argument("path", help="folder written by `gacc data build`")
@@ -35,6 +36,12 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--dry-run", action="store_true", help="print the upload plan and stop")
     u.add_argument("--message", default="Upload GACC-Bench data", help="commit message")
     u.set_defaults(func=cmd_data_push)
+
+
+def _columns(text: str) -> dict[str, str]:
+    from gacc_hf.cli.run import _columns as parse
+
+    return parse(text)
 
 
 def cmd_data_validate(args: argparse.Namespace) -> int:
@@ -67,9 +74,9 @@ def cmd_data_build(args: argparse.Namespace) -> int:
 
 def cmd_data_stats(args: argparse.Namespace) -> int:
     from gacc_hf.data.loading import load_any
-    from gacc_hf.data.stats import data_stats
+    from gacc_hf.data.stats import stats_text
 
-    print(data_stats(load_any(args.path, args.config, split=args.split)).text())
+    print(stats_text(load_any(args.path, args.config, split=args.split, columns=args.columns)))
     return 0
 
 

@@ -9,6 +9,9 @@ any other text is `en`. Data in a third language must declare its tag.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import regex
 
 #: the well-formed BCP-47 language tags (RFC 5646 section 2.1, without the grandfathered irregular forms):
@@ -73,3 +76,10 @@ def detect_language(*texts: str) -> str:
 def primary(tag: str) -> str:
     """The primary language subtag, what prompts are keyed by (`zh-Hans-CN` -> `zh`)."""
     return tag.split("-", 1)[0].lower()
+
+
+def row_language(row: Mapping[str, Any]) -> tuple[str, bool]:
+    """The language of a valid schema row and whether it was detected (True) rather than declared."""
+    if row.get("language") is not None:
+        return canonical_tag(row["language"]) or row["language"], False
+    return detect_language(row["context"], row["goal"], *(q["question"] for q in row["questions"])), True
