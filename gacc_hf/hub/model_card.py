@@ -248,9 +248,13 @@ def template_values(
             **{m: f"{s[m]:.3f}{_ci(s[f'{m}_ci_low'], s[f'{m}_ci_high'], 1, '.3f')}" for m in METRICS},
         }
 
+    languages = (cfg.get("data") or {}).get("languages") or {}
+    by_language = [s for s in p.get("scores_by_language") or [] if s["compressor"] == compressor and not is_ceiling(s)]
     return {
         "model_id": model_id,
         "compressor": {"name": compressor, "revision": revision},
+        "languages": ", ".join(f"{k}{' (detected)' if v.get('detected') else ''}" for k, v in languages.items()),
+        "by_language": [{"language": s["language"], **shown(s)} for s in by_language] if len(languages) > 1 else [],
         "dataset": dataset,
         "n_goals": rows[0]["n_goals"] if rows else cfg.get("n_groups"),
         "n_questions": rows[0]["n_questions"] if rows else cfg.get("n_questions"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gacc_hf.scoring.compare import format_table, paired_table
 from gacc_hf.scoring.scores import score_answers
 
 
@@ -45,3 +46,35 @@ def language_table(rows: Sequence[Mapping[str, Any]]) -> str:
             f"{s['macro']:>7.3f} {ci:>15} {s['n_questions']:>6}"
         )
     return "\n".join(lines)
+
+
+def paired_by_language(
+    rows_a: Sequence[Mapping[str, Any]],
+    rows_b: Sequence[Mapping[str, Any]],
+    n_boot: int,
+    seed: int,
+    labels: tuple[str, str],
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """`paired_table` per language of A's rows (B's rows of the same questions), when A has several languages;
+    empty otherwise (the overall table is then the one language's)."""
+    languages = answer_languages(rows_a)
+    if len(languages) < 2:
+        return []
+    return [
+        (
+            language,
+            paired_table(
+                [r for r in rows_a if r["language"] == language],
+                [r for r in rows_b if r.get("language") == language],
+                n_boot,
+                seed,
+                labels,
+            ),
+        )
+        for language in languages
+    ]
+
+
+def format_by_language(tables: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], labels: tuple[str, str]) -> str:
+    """The per-language paired tables, each under its language's name."""
+    return "\n\n".join(f"language {language}:\n{format_table(rows, *labels)}" for language, rows in tables)
