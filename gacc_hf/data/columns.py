@@ -19,14 +19,7 @@ from typing import Any
 
 import datasets
 
-from gacc_hf.data.schema import (
-    JUDGE_FEATURES,
-    DataSourceError,
-    DataValidationError,
-    Problem,
-    find_problems,
-    with_optional_columns,
-)
+from gacc_hf.data.schema import DataSourceError, DataValidationError, Problem, as_dataset, find_problems
 
 GROUPED = ("context_id", "source", "context", "goal_id", "goal", "questions", "gold")
 FLAT = ("context_id", "context", "goal_id", "goal", "question_id", "question", "references")
@@ -228,9 +221,4 @@ def mapped_splits(
     problems = find_problems([row for rows in grouped.values() for row in rows], origins=origins)
     if problems:
         raise DataValidationError(problems)
-    return datasets.DatasetDict(
-        {
-            split: datasets.Dataset.from_list(with_optional_columns(rows), features=JUDGE_FEATURES)
-            for split, rows in grouped.items()
-        }
-    )
+    return datasets.DatasetDict({split: as_dataset(rows) for split, rows in grouped.items()})

@@ -24,7 +24,6 @@ PUBLIC_FEATURES = datasets.Features(
     {
         "context_id": datasets.Value("string"),
         "source": datasets.Value("string"),
-        "language": datasets.Value("string"),  # optional: a BCP-47 tag, null (absent) when detected from the text
         "context": datasets.Value("string"),
         "goal_id": datasets.Value("string"),
         "goal": datasets.Value("string"),
@@ -40,8 +39,10 @@ JUDGE_FEATURES = datasets.Features(
     }
 )
 STRING_COLUMNS = ("context_id", "source", "context", "goal_id", "goal")
-SCHEMA_COLUMNS = tuple(JUDGE_FEATURES)
-OPTIONAL_COLUMNS = ("language",)
+# The optional `language` column (a BCP-47 tag): a dataset has it when a row declares it (null in the rows
+# that do not); data without it keeps the features (and the content) it always had.
+LANGUAGE_FEATURE = {"language": datasets.Value("string")}
+SCHEMA_COLUMNS = (*JUDGE_FEATURES, *LANGUAGE_FEATURE)
 DATA_SUFFIXES = (".jsonl", ".parquet")
 SAMPLE_PATH = Path(__file__).parent / "sample" / "sample.jsonl"  # the English groups
 # the bundled sample by language (the Chinese rows declare `language: zh`; the English rows, older, leave it out)
@@ -369,13 +370,28 @@ def public_view(dataset: datasets.Dataset) -> datasets.Dataset:
     return dataset.remove_columns([c for c in dataset.column_names if c == "gold"])
 
 
-def with_optional_columns(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The rows with every optional column present (null where a row leaves it out), as a Dataset needs."""
-    return [{**row, **{c: row.get(c) for c in OPTIONAL_COLUMNS}} for row in rows]
+def declares_language(rows: Iterable[Any]) -> bool:
+    """Whether a row declares its language (then the dataset has the column, null where a row has none)."""
+    return any(isinstance(r, Mapping) and r.get("language") is not None for r in rows)
+
+
+def features(config: Config, language: bool) -> datasets.Features:
+    """The features of a view, with the `language` column or without it."""
+    base = JUDGE_FEATURES if config == "judge" else PUBLIC_FEATURES
+    return datasets.Features({**base, **LANGUAGE_FEATURE}) if language else base
+
+
+def as_dataset(rows: list[dict[str, Any]]) -> datasets.Dataset:
+    """Valid judge rows as a typed Dataset (the `language` column when a row declares one)."""
+    if not declares_language(rows):
+        return datasets.Dataset.from_list(rows, features=JUDGE_FEATURES)
+    return datasets.Dataset.from_list(
+        [{**r, "language": r.get("language")} for r in rows], features("judge", language=True)
+    )
 
 
 def from_rows(rows: list[dict[str, Any]], config: Config = "judge") -> datasets.Dataset:
     """Validate rows and build a typed `datasets.Dataset` in the given config."""
     validate(rows)
-    ds = datasets.Dataset.from_list(with_optional_columns(rows), features=JUDGE_FEATURES)
+    ds = as_dataset(rows)
     return ds if config == "judge" else public_view(ds)

@@ -41,11 +41,11 @@ def _str_list(v: Any) -> bool:
 _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "preset": (lambda v: isinstance(v, str) and v in PRESETS, f"a preset name: {', '.join(PRESETS)}"),
     "data": (lambda v: v is None or isinstance(v, str), "a string (a data spec) or null"),
+    "split": (lambda v: v is None or isinstance(v, str), "a string or null"),
     "columns": (
         lambda v: v is None or (isinstance(v, dict) and all(isinstance(x, str) for x in (*v, *v.values()))),
         "a mapping of schema column names to the data's column names, or null",
     ),
-    "split": (lambda v: v is None or isinstance(v, str), "a string or null"),
     "limit": (lambda v: v is None or _is_number(v), "a number (groups, or a fraction below 1) or null"),
     "compressors": (_str_list, "a list of strings"),
     "reader": (lambda v: isinstance(v, str), "a string"),
