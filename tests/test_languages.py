@@ -229,7 +229,6 @@ def test_compare_pairs_each_language_on_its_own_questions():
     assert paired_by_language(a[:2], b[:2], 0, 0, ("A", "B")) == []  # one language: the overall table says it all
 
 
-@pytest.mark.slow
 def test_a_bilingual_run_writes_per_language_rows_everywhere(tmp_path):
     from gacc_hf.hub.model_card import DatasetRef, model_card
     from gacc_hf.results.report import verify_folder
