@@ -57,7 +57,8 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", help="run config file (.yaml/.toml), e.g. the config.yaml of a results folder")
     p.add_argument(
         "--data",
-        help="dataset: 'sample', 'synthetic[:contexts=N,seed=S,...]', a .jsonl/.parquet file or folder, a "
+        help="dataset: 'sample' (English; 'sample:zh' Chinese, 'sample:all' both), "
+        "'synthetic[:contexts=N,seed=S,...]', a .jsonl/.parquet file or folder, a "
         f"save_to_disk folder or a Hub repo id (default: {main.data})",
     )
     p.add_argument("--split", help="split to run when the data has several")

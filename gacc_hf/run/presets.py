@@ -38,8 +38,8 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     "main": Preset(
-        description="the main job: the bundled sample, truncate vs embed at ratio 0.2 under own/none, with the "
-        "full-context and oracle ceilings; SmolLM2 reader, contains judge",
+        description="the main job: the bundled sample (its English groups), truncate vs embed at ratio 0.2 under "
+        "own/none, with the full-context and oracle ceilings; SmolLM2 reader, contains judge",
         data="sample",
         compressors=("truncate", "embed"),
         reader="smollm2",
