@@ -2,7 +2,7 @@
 
     PYTHONPATH=$PWD python benchmarks/chinese_matching.py [DATA.jsonl ...] [--segmenter-path DIR] [--embed]
 
-Default data: the Chinese test fixture `tests/data/zh_fixture.jsonl`. For every question it builds a right
+Default data: the Chinese test fixture `tests/fixtures/zh_fixture.jsonl`. For every question it builds a right
 answer (the source sentence holding a reference, and "reference + 。") and a wrong one (another question's
 reference in a Chinese frame), and prints, per data file:
 
@@ -132,7 +132,7 @@ def report(path: Path, segment: Callable[[str], list[str]] | None, embed: bool) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data", nargs="*", type=Path, default=[ROOT / "tests" / "data" / "zh_fixture.jsonl"])
+    parser.add_argument("data", nargs="*", type=Path, default=[ROOT / "tests" / "fixtures" / "zh_fixture.jsonl"])
     parser.add_argument("--segmenter-path", help="a folder holding rjieba (pip install --target DIR rjieba)")
     parser.add_argument("--embed", action="store_true", help="also measure embed (loads all-MiniLM-L6-v2)")
     args = parser.parse_args()

@@ -7,7 +7,7 @@ from typing import Any
 
 from gacc_hf import run_benchmark
 from gacc_hf.data.synthetic import synthetic
-from gacc_hf.results.report import write_results
+from gacc_hf.results.folder import write_results
 from gacc_hf.results.result import BenchmarkResult
 
 RATIOS = (0.1, 0.25, 0.5)

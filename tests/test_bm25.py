@@ -105,7 +105,7 @@ def test_bm25_runs_without_torch():
 @pytest.mark.parametrize("compressor", [BM25Compressor(), GoalLinesCompressor()], ids=["bm25", "goal-lines"])
 def test_chinese_goals_keep_more_evidence_than_no_goal(compressor):
     """Fixture figures (benchmarks/chinese_matching.py): bm25 6 vs 2 of 14 questions, goal-lines 2 vs 1."""
-    groups = validate(read_rows(Path(__file__).parent / "data" / "zh_fixture.jsonl"))
+    groups = validate(read_rows(Path(__file__).parent / "fixtures" / "zh_fixture.jsonl"))
     codec = get_codec()
 
     def kept(goal: bool) -> int:

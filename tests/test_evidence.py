@@ -114,7 +114,7 @@ def test_oracle_never_reaches_a_compressor_and_gold_only_the_judge():
     assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
 
 
-ZH_FIXTURE = Path(__file__).parent / "data" / "zh_fixture.jsonl"
+ZH_FIXTURE = Path(__file__).parent / "fixtures" / "zh_fixture.jsonl"
 
 
 def test_chinese_fixture_whole_source_recall_is_one_and_the_oracle_is_chinese_sentences():

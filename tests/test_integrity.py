@@ -187,7 +187,9 @@ def test_built_in_rule_compressors_expose_nothing(compressor):
         assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
 
 
-ZH_ROWS = [json.loads(line) for line in (Path(__file__).parent / "data" / "zh_fixture.jsonl").read_text().splitlines()]
+ZH_ROWS = [
+    json.loads(line) for line in (Path(__file__).parent / "fixtures" / "zh_fixture.jsonl").read_text().splitlines()
+]
 
 
 def test_a_compressor_writing_chinese_questions_or_gold_is_caught():

@@ -14,7 +14,7 @@ from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.text.matching import contains, exact, f1, normalize_answer, occurs, tokens
 from gacc_hf.text.sentences import split_sentences
 
-FIXTURE = Path(__file__).parent / "data" / "zh_fixture.jsonl"
+FIXTURE = Path(__file__).parent / "fixtures" / "zh_fixture.jsonl"
 
 
 def fixture_rows() -> list[dict]:

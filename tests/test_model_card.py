@@ -26,7 +26,8 @@ from gacc_hf.hub.model_card import (
     publish_plan,
     results_template,
 )
-from gacc_hf.results.folder import ResultsError, read_folder
+from gacc_hf.results.folder import read_folder
+from gacc_hf.results.layout import ResultsError
 
 PAPER = "GACC-Bench: Evaluating Goal-Conditioned Compression with Future Questions Held Out"
 CARD = "==> me/goal-lines:README.md <==\n"

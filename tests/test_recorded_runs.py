@@ -16,8 +16,8 @@ import pytest
 import gacc_hf
 from gacc_hf.data.fingerprint import fingerprint
 from gacc_hf.data.schema import validate
-from gacc_hf.results.folder import RunResults
-from gacc_hf.results.report import verify_folder
+from gacc_hf.results.folder import verify_folder
+from gacc_hf.results.layout import RunResults
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

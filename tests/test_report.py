@@ -10,8 +10,9 @@ import pytest
 from results_helpers import real_run
 
 from gacc_hf.cli import main
-from gacc_hf.results.folder import ResultsError, json_bytes, read_folder
-from gacc_hf.results.report import derived_figures, rebuild, render_report
+from gacc_hf.results.folder import derived_figures, read_folder, rebuild
+from gacc_hf.results.layout import ResultsError, json_bytes
+from gacc_hf.results.report import render_report
 
 FILES = ("results.json", "answers.parquet", "memories.parquet", "report.md", "scores.png", "gaps.png")
 
@@ -39,7 +40,7 @@ def test_figures_rederived_from_answers_are_byte_identical_to_results_json(run):
 
 def test_rebuild_loads_no_model_machinery(run, folder):
     code = (
-        "import sys; from gacc_hf.results.report import rebuild; rebuild(sys.argv[1]); "
+        "import sys; from gacc_hf.results.folder import rebuild; rebuild(sys.argv[1]); "
         "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, check=True)

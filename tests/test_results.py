@@ -18,17 +18,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from gacc_hf.cli import main
-from gacc_hf.results.folder import (
-    SCHEMA_VERSION,
-    ResultsError,
-    check_output_dir,
-    new_run_dir,
-    point_latest,
-    read_folder,
-    recover,
-    write_atomic,
-)
-from gacc_hf.results.report import rebuild, write_results
+from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest, recover, write_atomic
+from gacc_hf.results.folder import read_folder, rebuild, write_results
+from gacc_hf.results.layout import SCHEMA_VERSION, ResultsError
 
 
 def test_round_trip_gives_back_the_rows_of_the_run(run):
@@ -173,8 +165,7 @@ def test_schema_1_folder_without_its_rows_is_refused(run, tmp_path):
 
 KILLER = """
 import os, pickle, shutil, signal, sys
-from gacc_hf.results import folder as results
-from gacc_hf.results import plots, report
+from gacc_hf.results import folder, plots
 
 out, pickled, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])
 steps = 0
@@ -195,12 +186,12 @@ def before(fn):
     return wrapped
 
 
-write = before(results.write_atomic)
-results.write_atomic = plots.write_atomic = report.write_atomic = write  # before each file, so between files
+write = before(folder.write_atomic)
+folder.write_atomic = plots.write_atomic = write  # before each file, so between files
 os.rename = before(os.rename)  # before, between and after the two renames of a replace
 shutil.rmtree = before(shutil.rmtree)  # before the previous folder is deleted
 with open(pickled, "rb") as fh:
-    report.write_results(pickle.load(fh), out)
+    folder.write_results(pickle.load(fh), out)
 print(steps)
 """
 

@@ -17,7 +17,8 @@ import pytest
 from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.methods.rules import FieldsReader
 from gacc_hf.protocol import JudgeInput, ReaderInput
-from gacc_hf.results.folder import RunResults, read_folder
+from gacc_hf.results.folder import read_folder
+from gacc_hf.results.layout import RunResults
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
 

@@ -14,7 +14,7 @@ def add_report_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from gacc_hf.results.report import rebuild
+    from gacc_hf.results.folder import rebuild
 
     for path in rebuild(args.run_dir):
         print(path)

@@ -205,7 +205,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gacc_hf.data.loading import load_any
-    from gacc_hf.results.folder import check_output_dir, new_run_dir, point_latest
+    from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest
     from gacc_hf.run import distributed
     from gacc_hf.scoring.by_language import language_table
 

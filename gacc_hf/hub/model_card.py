@@ -37,13 +37,13 @@ from huggingface_hub import (
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 
 from gacc_hf.hub.commit import commit, describe_plan, folder_operations
-from gacc_hf.results.folder import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
+from gacc_hf.results.folder import verify_folder
+from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
-from gacc_hf.results.report import verify_folder
 from gacc_hf.run.config import partial_run
 from gacc_hf.scoring.compare import CompareError, methods
+from gacc_hf.templates import template_text
 
-TEMPLATES = Path(__file__).with_name("templates")
 METRICS = ("micro", "macro")
 # What is measured is whether held-out questions are answered correctly (judged against gold references) from a
 # compressed memory: a question-answering accuracy, with the compressor as the system under test. `summarization`
@@ -152,21 +152,14 @@ class RepoPlan:
         return describe_plan(self.repo_id, self.repo_type, self.operations)
 
 
-def _template_file(name: str) -> str:
-    path = TEMPLATES / name
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: missing; the package was installed without its templates")
-    return path.read_text(encoding="utf-8")
-
-
 def results_template() -> str:
     """The Jinja template of a model's results card (`templates/model_card.md.j2`)."""
-    return _template_file("model_card.md.j2").rstrip("\n")
+    return template_text(__file__, "model_card.md.j2").rstrip("\n")
 
 
 def citation() -> str:
     """The BibTeX entry of the GACC-Bench paper (`templates/citation.bib`)."""
-    return _template_file("citation.bib").rstrip("\n")
+    return template_text(__file__, "citation.bib").rstrip("\n")
 
 
 def pick_compressor(run: RunResults, compressor: str | None) -> str:

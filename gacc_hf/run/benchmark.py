@@ -1,9 +1,9 @@
 """`run_benchmark`: validate -> plan -> memories -> answers -> verdicts -> scores.
 
-This module only orchestrates; each step lives in the module named for it: `planning` (ledger rows and
-memory keys), `executor` (calls through the cache, failure policy), `memories` (compress once, ceilings),
-`reading` (answers and verdicts), `integrity` (the audits), `scoring` (Micro, Macro, evidence recall,
-CIs). Everything is validated (data, ratios, conditions, method names and identities) before any model
+This module only orchestrates; each step lives in the module named for it: `run.plan` (ledger rows and
+memory keys), `run.calls` (calls through the cache, failure policy), `run.compress` (compress once, ceilings),
+`run.read` (answers and verdicts), `scoring.integrity` (the audits), `scoring.scores` (Micro, Macro, evidence
+recall, CIs). Everything is validated (data, ratios, conditions, method names and identities) before any model
 call, and every model output goes through the content-addressed cache, so a rerun resumes.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +21,7 @@ from gacc_hf.data.loading import load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.cache import Cache
-from gacc_hf.run.calls import Executor, MethodError, OnError, resolve_method
+from gacc_hf.run.calls import Executor, Method, MethodError, OnError, resolve_method
 from gacc_hf.run.compress import compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_count
@@ -57,6 +58,18 @@ def check_ratios(ratios: RatioLike | Sequence[RatioLike]) -> list[tuple[RatioLik
     return pairs
 
 
+def data_languages(groups: list[Group]) -> dict[str, dict[str, Any]]:
+    """Per language (first-seen order): its goals, questions, and whether any group's tag was detected
+    rather than declared in the data."""
+    out: dict[str, dict[str, Any]] = {}
+    for g in groups:
+        entry = out.setdefault(g.language_tag, {"n_groups": 0, "n_questions": 0, "detected": False})
+        entry["n_groups"] += 1
+        entry["n_questions"] += len(g.questions)
+        entry["detected"] = entry["detected"] or g.language_detected
+    return out
+
+
 def _data_identity(
     dataset: Any, groups: list[Group], spec: str | None, split: str | None, columns: Mapping[str, str] | None
 ) -> dict[str, Any]:
@@ -75,18 +88,6 @@ def _data_identity(
         "n_questions": sum(len(g.questions) for g in groups),
         "languages": data_languages(groups),
     }
-
-
-def data_languages(groups: list[Group]) -> dict[str, dict[str, Any]]:
-    """Per language (first-seen order): its goals, questions, and whether any group's tag was detected
-    rather than declared in the data."""
-    out: dict[str, dict[str, Any]] = {}
-    for g in groups:
-        entry = out.setdefault(g.language_tag, {"n_groups": 0, "n_questions": 0, "detected": False})
-        entry["n_groups"] += 1
-        entry["n_questions"] += len(g.questions)
-        entry["detected"] = entry["detected"] or g.language_detected
-    return out
 
 
 def _now() -> str:
@@ -128,48 +129,25 @@ def run_benchmark(
     names to the data's own (`gacc_hf.data.columns`), used for a spec and recorded either way.
     """
     started = _now()
-    original = dataset
-    if isinstance(dataset, str | os.PathLike):  # a data spec: sample, file, folder, saved dataset, Hub id
-        dataset = load_any(dataset, columns=columns)
-    groups = validate(dataset)
-    limited = None
-    if limit is not None:
-        kept = limited_count(check_limit(limit), len(groups))
-        limited = {"value": limit, "groups": kept, "of": len(groups)}
-        groups = groups[:kept]
-    pairs = check_ratios(ratios)
-    exact = [e for _, e in pairs]
-    conds = check_conditions(conditions)
-    if on_error not in ("raise", "record"):
-        raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
-    cached = cache_dir is not None
-    compressors = [resolve_method("compressor", c, cached) for c in _as_list(compressor)]
-    names = [c.name for c in compressors]
-    if len(set(names)) != len(names):
-        raise ValueError(f"compressor names must be distinct, got {names}")
-    read, judged = resolve_method("reader", reader, cached), resolve_method("judge", judge, cached)
+    settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
+    # a data spec (sample, file, folder, saved dataset, Hub id) is loaded here, rows are used as they are
+    loaded = load_any(dataset, columns=columns) if isinstance(dataset, str | os.PathLike) else dataset
+    setup = _validate(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
     codec = get_codec()
-    assigner = GoalAssigner(groups, seed)
-    if "cross" in conds:
-        for g in groups:
-            assigner.cross(g)
-    work = groups if shard is None else shard(groups)
+    assigner = _pair_goals(setup, seed)
+    work = setup.groups if shard is None else shard(setup.groups)
     cache = Cache(cache_dir)
     try:
         ex = Executor(cache, on_error, batch_size, progress)
         texts = list(dict.fromkeys(g.context for g in work))
         n_tokens = dict(zip(texts, (len(ids) for ids in codec.encode_batch(texts)), strict=True))
-        n_count_errors = count_errors(work, n_tokens, [r for r, _ in pairs], cache, progress)
-        plan = plan_memories(work, compressors, conds, exact, assigner, n_tokens, codec)
-        memories = compute_memories(plan, compressors, ex, codec)
+        n_count_errors = count_errors(work, n_tokens, [r for r, _ in setup.ratios], cache, progress)
+        plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
+        memories = compute_memories(plan, setup.compressors, ex, codec)
         fill_ledger(plan, memories, {g.goal_id: g.questions for g in work})
-        exposures = find_exposures(plan.ledger, memories, groups, plan.shown_goals)
+        exposures = find_exposures(plan.ledger, memories, setup.groups, plan.shown_goals)
         violations = budget_violations(plan.ledger, memories, codec)
-        answers = read_and_judge(work, plan.ledger, memories, read, judged, ex)
+        answers = read_and_judge(work, plan.ledger, memories, setup.reader, setup.judge, ex)
     finally:
         cache.close()
     scores = score_answers(answers, n_bootstrap, seed)
@@ -180,27 +158,7 @@ def run_benchmark(
         answers=answers,
         calls=dict(ex.calls),
         integrity={"budget_violations": violations, "count_errors": n_count_errors, "exposures": len(exposures)},
-        config={
-            "compressors": [{"name": c.name, "revision": c.revision} for c in compressors],
-            "reader": {"name": read.name, "revision": read.revision},
-            "judge": {"name": judged.name, "revision": judged.revision},
-            "methods": {"compressors": [c.spec for c in compressors], "reader": read.spec, "judge": judged.spec},
-            "ratios": [float(r) for r in exact],
-            "conditions": list(conds),
-            "seed": seed,
-            "n_bootstrap": n_bootstrap,
-            "batch_size": batch_size,
-            "on_error": on_error,
-            "cache_dir": cache_dir,
-            "n_groups": len(groups),
-            "n_questions": sum(len(g.questions) for g in groups),
-            "data": _data_identity(original, groups, data_spec, split, columns),
-            "limit": limited,
-            "protocol_version": PROTOCOL_VERSION,
-            "gacc_hf_version": _version(),
-            "started_at": started,
-            "finished_at": _now(),
-        },
+        config=_run_config(setup, {**settings, "cache_dir": cache_dir}, (dataset, data_spec, split, columns), started),
         tokenizer=codec.identity(),
         errors=ex.errors,
         exposures=exposures,
@@ -208,6 +166,100 @@ def run_benchmark(
         method_seconds={role: {name: round(s, 3) for name, s in m.items()} for role, m in ex.method_seconds.items()},
         generated_tokens=dict(ex.generated_tokens),
     )
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """A run's checked inputs: the groups it covers and the methods, ratios and conditions it crosses."""
+
+    groups: list[Group]
+    limited: dict[str, Any] | None
+    ratios: list[tuple[RatioLike, Any]]
+    conditions: list[str]
+    compressors: list[Method]
+    reader: Method
+    judge: Method
+
+    @property
+    def exact_ratios(self) -> list[Any]:
+        return [e for _, e in self.ratios]
+
+
+def _validate(
+    dataset: Any,
+    compressor: Any,
+    reader: Any,
+    judge: Any,
+    ratios: RatioLike | Sequence[RatioLike],
+    conditions: Sequence[str],
+    cache_dir: str | None,
+    limit: int | float | None,
+    settings: Mapping[str, Any],
+) -> _Setup:
+    """Load and validate the data, then check ratios, conditions and methods: all before any model call."""
+    groups = validate(dataset)
+    limited = None
+    if limit is not None:
+        kept = limited_count(check_limit(limit), len(groups))
+        limited = {"value": limit, "groups": kept, "of": len(groups)}
+        groups = groups[:kept]
+    pairs = check_ratios(ratios)
+    conds = check_conditions(conditions)
+    _check_settings(settings["on_error"], settings["batch_size"], settings["n_bootstrap"])
+    return _Setup(groups, limited, pairs, conds, *_resolve_methods(compressor, reader, judge, cache_dir is not None))
+
+
+def _check_settings(on_error: str, batch_size: int, n_bootstrap: int) -> None:
+    if on_error not in ("raise", "record"):
+        raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
+
+
+def _resolve_methods(compressor: Any, reader: Any, judge: Any, cached: bool) -> tuple[list[Method], Method, Method]:
+    compressors = [resolve_method("compressor", c, cached) for c in _as_list(compressor)]
+    names = [c.name for c in compressors]
+    if len(set(names)) != len(names):
+        raise ValueError(f"compressor names must be distinct, got {names}")
+    return compressors, resolve_method("reader", reader, cached), resolve_method("judge", judge, cached)
+
+
+def _pair_goals(setup: _Setup, seed: int) -> GoalAssigner:
+    """The cross-goal pairing, drawn over every group (not a shard's) so that shards agree."""
+    assigner = GoalAssigner(setup.groups, seed)
+    if "cross" in setup.conditions:
+        for g in setup.groups:
+            assigner.cross(g)
+    return assigner
+
+
+def _run_config(
+    setup: _Setup,
+    settings: dict[str, Any],
+    data: tuple[Any, str | None, str | None, Mapping[str, str] | None],
+    started: str,
+) -> dict[str, Any]:
+    """The `config` of a result: methods with their revisions and specs, settings, data identity, versions."""
+    compressors, read, judged = setup.compressors, setup.reader, setup.judge
+    return {
+        "compressors": [{"name": c.name, "revision": c.revision} for c in compressors],
+        "reader": {"name": read.name, "revision": read.revision},
+        "judge": {"name": judged.name, "revision": judged.revision},
+        "methods": {"compressors": [c.spec for c in compressors], "reader": read.spec, "judge": judged.spec},
+        "ratios": [float(r) for r in setup.exact_ratios],
+        "conditions": list(setup.conditions),
+        **settings,
+        "n_groups": len(setup.groups),
+        "n_questions": sum(len(g.questions) for g in setup.groups),
+        "data": _data_identity(*data[:1], setup.groups, *data[1:]),
+        "limit": setup.limited,
+        "protocol_version": PROTOCOL_VERSION,
+        "gacc_hf_version": _version(),
+        "started_at": started,
+        "finished_at": _now(),
+    }
 
 
 def _version() -> str:

@@ -1,0 +1,140 @@
+"""The results folder format (schema 2): file names, column types, the in-memory `RunResults`, canonical bytes.
+
+Layout:
+
+    results.json       config (with the data identity and each method's spec), the command line, seed,
+                       versions, git revision, tokenizer identity, integrity, exposures, calls, scores with
+                       CIs, errors, and the row count + sha256 of each parquet file
+    answers.parquet    one row per question per (compressor, condition, ratio): ids, the question text, the
+                       gold references (`references`), memory hash, answer, verdict
+    memories.parquet   the memory ledger (DESIGN 1.9), one row per (compressor, goal, condition, ratio), with
+                       the memory text (`memory`)
+    report.md, *.png   derived from the above (`gacc_hf.results.report`, `gacc_hf.results.plots`)
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+SCHEMA_VERSION = 2
+
+
+RESULTS_FILE = "results.json"
+
+
+ANSWERS_FILE = "answers.parquet"
+
+
+MEMORIES_FILE = "memories.parquet"
+
+
+RUNS_DIR = "runs"
+
+
+LATEST = "latest"
+
+
+#: Conditions whose rows are upper bounds, not methods (rows written before the `ceiling` flag existed).
+CEILING_CONDITIONS = ("full", "oracle")
+
+
+_STR, _F64, _I64, _BOOL = pa.string(), pa.float64(), pa.int64(), pa.bool_()
+
+
+# Known column types, so an all-null column (e.g. `error` in a clean run) keeps its type in the file.
+ANSWER_TYPES: dict[str, pa.DataType] = {
+    "compressor": _STR,
+    "condition": _STR,
+    "ratio": _F64,
+    "context_id": _STR,
+    "goal_id": _STR,
+    "shown_goal_id": _STR,
+    "language": _STR,
+    "question_id": _STR,
+    "memory_sha256": _STR,
+    "question": _STR,
+    "references": pa.list_(_STR),
+    "evidence": _BOOL,
+    "ceiling": _BOOL,
+    "answer": _STR,
+    "correct": _BOOL,
+    "error": _STR,
+}
+
+
+MEMORY_TYPES: dict[str, pa.DataType] = {
+    "context_id": _STR,
+    "goal_id": _STR,
+    "shown_goal_id": _STR,
+    "condition": _STR,
+    "compressor": _STR,
+    "compressor_revision": _STR,
+    "ratio": _F64,
+    "source_tokens": _I64,
+    "budget": _I64,
+    "memory_key": _STR,
+    "proposed_tokens": _I64,
+    "retained_tokens": _I64,
+    "unused_budget": _I64,
+    "reencoded_tokens": _I64,
+    "padding_tokens": _I64,
+    "truncated": _BOOL,
+    "compressor_called": _BOOL,
+    "cached": _BOOL,
+    "memory_sha256": _STR,
+    "memory": _STR,
+    "evidence_hits": _I64,
+    "n_questions": _I64,
+    "ceiling": _BOOL,
+    "error": _STR,
+}
+
+
+TABLES = {"answers": (ANSWERS_FILE, ANSWER_TYPES), "memories": (MEMORIES_FILE, MEMORY_TYPES)}
+
+
+class ResultsError(ValueError):
+    """A results folder cannot be read: the message names the file and what is wrong with it."""
+
+
+@dataclass
+class RunResults:
+    """A results folder in memory: the `results.json` document plus the answer and ledger rows."""
+
+    payload: dict[str, Any]
+    answers: list[dict[str, Any]]
+    memories: list[dict[str, Any]]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.payload["config"]
+
+    @property
+    def scores(self) -> list[dict[str, Any]]:
+        return self.payload["scores"]
+
+
+def is_ceiling(row: Mapping[str, Any]) -> bool:
+    """Whether a score, answer or memory row is an upper bound (full context, oracle), never a method."""
+    return bool(row.get("ceiling", row.get("condition") in CEILING_CONDITIONS))
+
+
+def json_bytes(payload: Mapping[str, Any]) -> bytes:
+    """The canonical bytes of `results.json` (stable: rebuilding a folder reproduces them exactly)."""
+    return (json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def parquet_bytes(rows: list[dict[str, Any]], types: Mapping[str, pa.DataType]) -> bytes:
+    """Rows as Parquet; known columns get their declared type, unknown ones are inferred."""
+    names = list(dict.fromkeys(k for row in rows for k in row)) or list(types)
+    columns = [pa.array([row.get(n) for row in rows], type=types.get(n)) for n in names]
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_arrays(columns, names=names), buf)
+    return buf.getvalue()

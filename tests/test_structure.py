@@ -1,0 +1,156 @@
+"""The package's shape stays walkable: no import circle, no module over 450 lines, no function over 80.
+
+Imports are read from the source (every `import`, at module level or inside a function, except those under
+`if TYPE_CHECKING:`, which never run), so a lazy import cannot hide a circle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "gacc_hf"
+MAX_MODULE_LINES = 450
+MAX_FUNCTION_LINES = 80
+
+
+def module_name(path: Path, root: Path = PACKAGE) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node outside `if TYPE_CHECKING:` blocks."""
+    nodes, stack = [], [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            stack.extend(node.orelse)
+            continue
+        nodes.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def imported_modules(path: Path, known: set[str], root: Path = PACKAGE) -> set[str]:
+    """The package modules a module imports when it runs (a package import also names its submodule)."""
+    name = module_name(path, root)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            found.update(f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names)
+    return {m for m in found if m in known and m != name}
+
+
+def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    paths = sorted(root.rglob("*.py"))
+    known = {module_name(p, root) for p in paths}
+    return {module_name(p, root): imported_modules(p, known, root) for p in paths}
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle (its modules in order, the first repeated at the end), or None.
+
+    A package's own `__init__` importing its submodules (the public API's lazy re-exports) is not a
+    circle: a submodule that imports its parent package only needs the package object, which exists first.
+    """
+    edges = {m: {d for d in deps if not m.startswith(d + ".")} for m, deps in graph.items()}
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(module: str) -> list[str] | None:
+        state[module] = 1
+        path.append(module)
+        for dep in sorted(edges.get(module, ())):
+            if state.get(dep) == 1:
+                return [*path[path.index(dep) :], dep]
+            if dep not in state and (cycle := visit(dep)):
+                return cycle
+        path.pop()
+        state[module] = 2
+        return None
+
+    for module in sorted(edges):
+        if module not in state and (cycle := visit(module)):
+            return cycle
+    return None
+
+
+def long_parts(root: Path = PACKAGE) -> list[str]:
+    """Modules over MAX_MODULE_LINES lines and functions over MAX_FUNCTION_LINES, as `where: n lines`."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if (n := len(text.splitlines())) > MAX_MODULE_LINES:
+            found.append(f"{path.relative_to(root.parent)}: {n} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if (n := node.end_lineno - start + 1) > MAX_FUNCTION_LINES:
+                    found.append(f"{path.relative_to(root.parent)}:{node.lineno} {node.name}: {n} lines")
+    return found
+
+
+def test_no_import_circle() -> None:
+    assert find_cycle(import_graph()) is None
+
+
+def test_no_long_module_or_function() -> None:
+    assert long_parts() == []
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root / "pkg"
+
+
+def test_a_lazy_import_circle_is_found(tmp_path: Path) -> None:
+    pkg = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/a.py": "from pkg.b import f\n",
+            "pkg/b.py": "def f():\n    from pkg import a\n",
+            "pkg/c.py": "from . import a\n",
+        },
+    )
+    assert find_cycle(import_graph(pkg)) in (["pkg.a", "pkg.b", "pkg.a"], ["pkg.b", "pkg.a", "pkg.b"])
+
+
+def test_type_checking_imports_and_parent_packages_are_no_circle(tmp_path: Path) -> None:
+    pkg = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "def api():\n    from pkg.sub.a import f\n",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/a.py": "from typing import TYPE_CHECKING\nfrom pkg import errors\nif TYPE_CHECKING:\n"
+            "    from pkg.sub.b import g\n",
+            "pkg/sub/b.py": "from .a import f\n",
+            "pkg/errors.py": "",
+        },
+    )
+    graph = import_graph(pkg)
+    assert graph["pkg.sub.b"] == {"pkg.sub.a"} and graph["pkg.sub.a"] == {"pkg.errors"}
+    assert find_cycle(graph) is None
+
+
+@pytest.mark.parametrize(("lines", "expected"), [(80, []), (81, ["pkg/m.py:1 f: 81 lines"])])
+def test_a_long_function_is_found(tmp_path: Path, lines: int, expected: list[str]) -> None:
+    pkg = _write(tmp_path, {"pkg/m.py": "def f():\n" + "    x = 1\n" * (lines - 1)})
+    assert long_parts(pkg) == expected
+
+
+def test_a_long_module_is_found(tmp_path: Path) -> None:
+    pkg = _write(tmp_path, {"pkg/m.py": "x = 1\n" * 451, "pkg/n.py": "x = 1\n" * 450})
+    assert long_parts(pkg) == ["pkg/m.py: 451 lines"]
