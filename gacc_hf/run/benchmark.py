@@ -196,7 +196,7 @@ def _validate(
     limit: int | float | None,
     settings: Mapping[str, Any],
 ) -> _Setup:
-    """Load and validate the data, then check ratios, conditions and methods: all before any model call."""
+    """Validate the data, then check ratios, conditions and methods: all before any model call."""
     groups = validate(dataset)
     limited = None
     if limit is not None:
