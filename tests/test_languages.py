@@ -231,7 +231,7 @@ def test_compare_pairs_each_language_on_its_own_questions():
 
 def test_a_bilingual_run_writes_per_language_rows_everywhere(tmp_path):
     from gacc_hf.hub.model_card import DatasetRef, model_card
-    from gacc_hf.results.report import verify_folder
+    from gacc_hf.results.folder import verify_folder
 
     rows = synthetic_rows(contexts=4)
     zh = [{**r, "language": "zh"} for r in synthetic_rows(seed=1, contexts=2)]

@@ -41,6 +41,7 @@ from gacc_hf.results.folder import verify_folder
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.run.config import partial_run
+from gacc_hf.scoring.by_language import card_languages
 from gacc_hf.scoring.compare import CompareError, methods
 from gacc_hf.templates import template_text
 
@@ -241,13 +242,10 @@ def template_values(
             **{m: f"{s[m]:.3f}{_ci(s[f'{m}_ci_low'], s[f'{m}_ci_high'], 1, '.3f')}" for m in METRICS},
         }
 
-    languages = (cfg.get("data") or {}).get("languages") or {}
-    by_language = [s for s in p.get("scores_by_language") or [] if s["compressor"] == compressor and not is_ceiling(s)]
     return {
         "model_id": model_id,
         "compressor": {"name": compressor, "revision": revision},
-        "languages": ", ".join(f"{k}{' (detected)' if v.get('detected') else ''}" for k, v in languages.items()),
-        "by_language": [{"language": s["language"], **shown(s)} for s in by_language] if len(languages) > 1 else [],
+        **card_languages(p, compressor, shown),
         "dataset": dataset,
         "n_goals": rows[0]["n_goals"] if rows else cfg.get("n_groups"),
         "n_questions": rows[0]["n_questions"] if rows else cfg.get("n_questions"),

@@ -13,6 +13,7 @@ from typing import Any
 
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, SCHEMA_VERSION, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
+from gacc_hf.scoring.by_language import named_languages, run_languages
 from gacc_hf.templates import render
 
 REPORT_FILE = "report.md"
@@ -86,11 +87,6 @@ def _data_line(cfg: Mapping[str, Any]) -> str:
     )
 
 
-def _languages(cfg: Mapping[str, Any]) -> dict[str, Any]:
-    """The run's languages (declared or detected), as recorded with its data."""
-    return (cfg.get("data") or {}).get("languages") or {}
-
-
 def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)) -> str:
     """The markdown report of a results folder (`templates/report.md.j2`; no timestamps: the same folder gives
     the same bytes)."""
@@ -118,9 +114,9 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
         score_table=_score_table([s for s in run.scores if not is_ceiling(s)], evidence),
         ceiling_table=_score_table(ceilings, evidence) if ceilings else "",
         gap_table=_gap_table(p["gaps"]) if p.get("gaps") else "",
-        languages=", ".join(f"{k}{' (detected)' if v.get('detected') else ''}" for k, v in _languages(cfg).items()),
+        languages=named_languages(cfg),
         language_table=_score_table(p.get("scores_by_language") or [], evidence, language=True)
-        if len(_languages(cfg)) > 1
+        if len(run_languages(cfg)) > 1
         else "",
         plots=[(Path(name).stem, name) for name in plots],
         budget_table=_table(

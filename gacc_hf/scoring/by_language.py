@@ -8,11 +8,22 @@ would report. Answers of runs written before rows carried a language give no per
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from gacc_hf.results.layout import is_ceiling
 from gacc_hf.scoring.compare import format_table, paired_table
 from gacc_hf.scoring.scores import score_answers
+
+
+def run_languages(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The languages a run's config records with its data (`{tag: {n_groups, n_questions, detected}}`)."""
+    return (config.get("data") or {}).get("languages") or {}
+
+
+def named_languages(config: Mapping[str, Any]) -> str:
+    """The run's languages as shown in reports and cards: `en (detected), zh`."""
+    return ", ".join(f"{k}{' (detected)' if v.get('detected') else ''}" for k, v in run_languages(config).items())
 
 
 def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -78,3 +89,16 @@ def paired_by_language(
 def format_by_language(tables: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], labels: tuple[str, str]) -> str:
     """The per-language paired tables, each under its language's name."""
     return "\n\n".join(f"language {language}:\n{format_table(rows, *labels)}" for language, rows in tables)
+
+
+def card_languages(
+    payload: Mapping[str, Any], compressor: str, shown: Callable[[Mapping[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """What a model card says of languages: the run's languages, and (with several) each language's rows of the
+    compressor's method conditions, as `shown` displays a score row."""
+    several = len(run_languages(payload["config"])) > 1
+    rows = [s for s in payload.get("scores_by_language") or [] if s["compressor"] == compressor and not is_ceiling(s)]
+    return {
+        "languages": named_languages(payload["config"]),
+        "by_language": [{"language": s["language"], **shown(s)} for s in rows] if several else [],
+    }
