@@ -232,6 +232,7 @@ def test_compare_pairs_each_language_on_its_own_questions():
 def test_a_bilingual_run_writes_per_language_rows_everywhere(tmp_path):
     from gacc_hf.hub.model_card import DatasetRef, model_card
     from gacc_hf.results.folder import verify_folder
+    from gacc_hf.results.layout import ResultsError
 
     rows = synthetic_rows(contexts=4)
     zh = [{**r, "language": "zh"} for r in synthetic_rows(seed=1, contexts=2)]
@@ -274,7 +275,31 @@ def test_a_bilingual_run_writes_per_language_rows_everywhere(tmp_path):
     report = (out / "report.md").read_text()
     assert "## Scores by language" in report and "languages: en (detected), zh" in report
     assert (out / "scores_en.png").is_file() and (out / "scores_zh.png").is_file()
+    edited = {**payload, "scores_by_language": [dict(r) for r in payload["scores_by_language"]]}
+    edited["scores_by_language"][-1]["micro"] += 0.01
+    (out / "results.json").write_text(json.dumps(edited))
+    with pytest.raises(ResultsError, match="scores_by_language at language=zh"):
+        verify_folder(out)
     card = model_card(
         run, "truncate", "me/m", DatasetRef("local", "me/d", "judge", None, run.config["data"]["fingerprint"])
     )
     assert "Languages of the data: en (detected), zh." in card and "| zh | own |" in card
+
+
+def test_gacc_run_refuses_a_bad_mapping_before_any_model_is_loaded(tmp_path, capsys, monkeypatch):
+    from gacc_hf.cli import main
+    from gacc_hf.run import calls
+
+    flat = write_jsonl(tmp_path / "flat.jsonl", flat_rows(synthetic_rows(contexts=2)))
+    monkeypatch.setattr(calls, "resolve", lambda *a, **k: pytest.fail("a method was resolved"))
+    columns = ",".join(f"{k}={v}" for k, v in {**NAMES, "goal": "intent"}.items())
+    args = ["run", "--data", str(flat), "--columns", columns, "--output-dir", str(tmp_path / "o"), "--no-progress"]
+    assert main(args) == 2
+    assert (
+        "row 0, field 'intent': columns maps goal to 'intent', but the data has no such column"
+        in capsys.readouterr().err
+    )
+    monkeypatch.undo()
+    good = ",".join(f"{k}={v}" for k, v in NAMES.items())
+    assert main([*args[:4], good, *args[5:], "--preset", "rules"]) == 0  # the right mapping runs
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["config"]["data"]["columns"] == NAMES
