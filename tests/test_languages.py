@@ -303,3 +303,20 @@ def test_gacc_run_refuses_a_bad_mapping_before_any_model_is_loaded(tmp_path, cap
     good = ",".join(f"{k}={v}" for k, v in NAMES.items())
     assert main([*args[:4], good, *args[5:], "--preset", "rules"]) == 0  # the right mapping runs
     assert json.loads((tmp_path / "o" / "results.json").read_text())["config"]["data"]["columns"] == NAMES
+
+
+def test_gacc_data_validate_reads_other_layouts_through_the_mapping(tmp_path, capsys):
+    from gacc_hf.cli import main
+
+    rows = flat_rows(synthetic_rows(contexts=2))
+    path = write_jsonl(tmp_path / "flat.jsonl", rows)
+    good = ",".join(f"{k}={v}" for k, v in NAMES.items())
+    assert main(["data", "validate", str(path)]) == 2
+    assert "unrecognised layout: the data has the columns doc_id" in capsys.readouterr().out
+    assert main(["data", "validate", str(path), "--columns", good]) == 0
+    rows[3]["text"] = "another text"
+    write_jsonl(path, rows)
+    assert main(["data", "validate", str(path), "--columns", good]) == 2
+    out = capsys.readouterr().out
+    assert "row 3 (goal_id='syn-0-000000/g0'), field 'context': differs from the text of context_id" in out
+    assert "1 problem(s)" in out

@@ -15,6 +15,7 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     v.add_argument(
         "--config", choices=["judge", "public"], default=None, help="view to check (default: every view the data holds)"
     )
+    v.add_argument("--columns", type=_columns, default=None, help="the data's names for schema columns (see gacc run)")
     v.set_defaults(func=cmd_data_validate)
     b = data.add_parser("build", help="write a Hub-ready folder: Parquet for both views plus a generated card")
     b.add_argument("src", help="'sample' or a .jsonl/.parquet file or folder in the judge schema")
@@ -47,7 +48,7 @@ def _columns(text: str) -> dict[str, str]:
 def cmd_data_validate(args: argparse.Namespace) -> int:
     from gacc_hf.data.loading import find_spec_problems
 
-    problems = find_spec_problems(args.path, args.config)
+    problems = find_spec_problems(args.path, args.config, args.columns)
     for problem in problems:
         print(problem)
     if problems:

@@ -180,7 +180,7 @@ def group_flat(rows: Sequence[Any]) -> list[dict[str, Any]]:
             groups[gid] = {c: row[c] for c in shared if c in row} | {"source": row.get("source", "")}
             groups[gid] |= {"goal_id": gid, "questions": [], "gold": []}
         group, first = groups[gid], first_of_goal[gid]
-        for field in shared:
+        for field in (f for f in shared if f != "context"):  # a context's text is checked by its context_id
             if row.get(field, _ABSENT) != rows[first].get(field, _ABSENT):
                 message = f"differs from the {field} of goal_id {gid!r} in row {first}; the rows of one goal must agree"
                 problems.append(Problem(i, field, message, label))
@@ -222,3 +222,16 @@ def mapped_splits(
     if problems:
         raise DataValidationError(problems)
     return datasets.DatasetDict({split: as_dataset(rows) for split, rows in grouped.items()})
+
+
+def mapping_problems(
+    splits: Mapping[str, Sequence[Any]], columns: Mapping[str, str] | None, where: str
+) -> list[Problem]:
+    """What `mapped_splits` would refuse, as a list (`gacc data validate`): rows and fields, or the layout."""
+    try:
+        mapped_splits(splits, columns, where)
+    except DataValidationError as exc:
+        return exc.problems
+    except DataSourceError as exc:
+        return [Problem(0, "*", str(exc), file=where)]
+    return []

@@ -32,7 +32,7 @@ from datasets.data_files import DEFAULT_PATTERNS_ALL, DataFilesDict, get_data_pa
 
 from gacc_hf.data.builder import build
 from gacc_hf.data.card import CONFIGS
-from gacc_hf.data.columns import found_columns, mapped_splits, needs_mapping
+from gacc_hf.data.columns import found_columns, mapped_splits, mapping_problems, needs_mapping
 from gacc_hf.data.jsonl import SAMPLE_LANGUAGES, find_file_problems, load_sample, read_rows
 from gacc_hf.data.schema import (
     DATA_SUFFIXES,
@@ -263,8 +263,12 @@ def load_any(
     return public_view(chosen) if config == "public" else chosen
 
 
-def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = None) -> list[Problem]:
+def find_spec_problems(
+    spec: str | os.PathLike[str], config: Config | None = None, columns: Mapping[str, str] | None = None
+) -> list[Problem]:
     """Every problem of the data a spec names, without raising for bad rows (what `gacc data validate` lists).
+
+    Files in another layout are checked as `load_any(spec, columns=columns)` reads them.
 
     With `config=None` every view the data holds is checked: the judge view, and also the public files
     of a folder built by `gacc data build` (which must not carry gold); data that holds only the public
@@ -283,6 +287,9 @@ def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = Non
         if kind == "files":
             files, held = data_files(name, view)
             flat = [p for paths in files.values() for p in paths]
+            splits = {s: [row for path in paths for row in read_rows(path)] for s, paths in files.items()}
+            if columns or needs_mapping([c for rows in splits.values() for c in found_columns(rows)]):
+                return mapping_problems(splits, columns, name)
             return find_file_problems(flat, view == "judge", forbid_gold=held == "public")
         return _row_problems(_load_in_memory(name, view, None), view, view, name)
 
