@@ -143,7 +143,7 @@ def accuracy(variant: str, groups: int | None, max_new_tokens: int | None, cuts:
     from gacc_hf.methods import hf_chat as pipeline
 
     if variant != "current":
-        pipeline.PROMPTS["reader"] = VARIANTS[variant]
+        pipeline.PROMPTS["reader"] = {**pipeline.PROMPTS["reader"], "en": VARIANTS[variant]}
     spec = "smollm2" if max_new_tokens is None else f"smollm2?max_new_tokens={max_new_tokens}"
     reader = resolve("reader", spec)
     print(f"reader {reader.name} {reader.revision}, variant {variant}, load average {os.getloadavg()[0]:.2f}")

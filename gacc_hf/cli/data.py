@@ -15,6 +15,7 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     v.add_argument(
         "--config", choices=["judge", "public"], default=None, help="view to check (default: every view the data holds)"
     )
+    v.add_argument("--columns", type=_columns, default=None, help="the data's names for schema columns (see gacc run)")
     v.set_defaults(func=cmd_data_validate)
     b = data.add_parser("build", help="write a Hub-ready folder: Parquet for both views plus a generated card")
     b.add_argument("src", help="'sample' or a .jsonl/.parquet file or folder in the judge schema")
@@ -28,6 +29,7 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     s.add_argument("path", help="any data spec that `gacc run --data` accepts")
     s.add_argument("--config", choices=["judge", "public"], default="judge", help="view to read (default: judge)")
     s.add_argument("--split", default=None, help="split to describe when the data has several")
+    s.add_argument("--columns", type=_columns, default=None, help="the data's names for schema columns (see gacc run)")
     s.set_defaults(func=cmd_data_stats)
     u = data.add_parser("push", help="upload a folder built by `gacc data build` to a Hub dataset repo")
     u.add_argument("path", help="folder written by `gacc data build`")
@@ -37,10 +39,16 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     u.set_defaults(func=cmd_data_push)
 
 
+def _columns(text: str) -> dict[str, str]:
+    from gacc_hf.cli.run import _columns as parse
+
+    return parse(text)
+
+
 def cmd_data_validate(args: argparse.Namespace) -> int:
     from gacc_hf.data.loading import find_spec_problems
 
-    problems = find_spec_problems(args.path, args.config)
+    problems = find_spec_problems(args.path, args.config, args.columns)
     for problem in problems:
         print(problem)
     if problems:
@@ -67,9 +75,9 @@ def cmd_data_build(args: argparse.Namespace) -> int:
 
 def cmd_data_stats(args: argparse.Namespace) -> int:
     from gacc_hf.data.loading import load_any
-    from gacc_hf.data.stats import data_stats
+    from gacc_hf.data.stats import stats_text
 
-    print(data_stats(load_any(args.path, args.config, split=args.split)).text())
+    print(stats_text(load_any(args.path, args.config, split=args.split, columns=args.columns)))
     return 0
 
 

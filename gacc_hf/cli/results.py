@@ -39,6 +39,7 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from gacc_hf.results.folder import read_folder
+    from gacc_hf.scoring.by_language import format_by_language, paired_by_language
     from gacc_hf.scoring.compare import (
         CompareError,
         format_table,
@@ -67,6 +68,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows_a, rows_b, skipped = shared_cells(rows_a, rows_b, ("A", "B"))
     table = format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels)
     print("\n".join([*(f"WARNING, NOT COMPARABLE: {line}" for line in differ), table]))
+    if tables := paired_by_language(rows_a, rows_b, n_boot, seed, labels):
+        print(f"\nby language (each on its own questions):\n{format_by_language(tables, labels)}")
     if skipped:
         print(f"skipped {len(skipped)} cell(s) not in both runs: {'; '.join(skipped)}")
     return 0

@@ -72,10 +72,17 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", help="run config file (.yaml/.toml), e.g. the config.yaml of a results folder")
     p.add_argument(
         "--data",
-        help="dataset: 'sample', 'synthetic[:contexts=N,seed=S,...]', a .jsonl/.parquet file or folder, a "
+        help="dataset: 'sample' (English; 'sample:zh' Chinese, 'sample:all' both), "
+        "'synthetic[:contexts=N,seed=S,...]', a .jsonl/.parquet file or folder, a "
         f"save_to_disk folder or a Hub repo id (default: {main.data})",
     )
     p.add_argument("--split", help="split to run when the data has several")
+    p.add_argument(
+        "--columns",
+        type=_columns,
+        help="the data's names for schema columns, e.g. context=text,goal=user_goal,question=query (data in "
+        "another layout; one row per question is grouped by goal_id)",
+    )
     p.add_argument(
         "--limit", type=_limit, help="run on the first N groups only, or a fraction (0.1): a partial run, a quick try"
     )
@@ -130,6 +137,16 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     )
     add_verbosity(p, argparse.SUPPRESS)
     p.set_defaults(func=cmd_run)
+
+
+def _columns(text: str) -> dict[str, str]:
+    """`--columns context=text,...`, its errors shown by argparse as they are."""
+    from gacc_hf.data.columns import parse_columns
+
+    try:
+        return parse_columns(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def resolve_run(args: argparse.Namespace) -> RunConfig:
@@ -231,6 +248,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest
     from gacc_hf.run import distributed
     from gacc_hf.run.silence import silent_reader
+    from gacc_hf.scoring.by_language import language_table
 
     started = datetime.now(UTC)
     if args.output_dir is not None:
@@ -251,7 +269,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         import datasets
 
         datasets.disable_progress_bars()  # the builder's "Generating split" bars too
-    dataset = load_any(run.data, "judge", split=run.split)
+    dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
     log.info("data %s: %d groups", run.data, len(dataset))
     log.debug("resolved run: %s", run.to_dict())
     result, rank_calls = distributed.run_benchmark_sharded(
@@ -271,6 +289,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         data_spec=run.data,
         split=run.split,
         limit=run.limit,
+        columns=run.columns,
     )
     if result is None:  # another rank: rank 0 reports and writes the merged results
         return 0
@@ -280,6 +299,8 @@ def _run_locked(args: argparse.Namespace) -> int:
     silent = silent_reader(result.answers)
     if silent:
         log.warning(silent)
+    if len(result.config["data"]["languages"]) > 1:
+        print(f"\nby language:\n{language_table(result.scores_by_language)}")
     print(f"calls: {result.calls}")
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))

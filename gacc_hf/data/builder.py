@@ -20,7 +20,7 @@ from datasets.data_files import DataFilesDict, sanitize_patterns
 
 from gacc_hf.data.card import CONFIGS, data_path, render_card
 from gacc_hf.data.jsonl import find_file_problems, read_rows
-from gacc_hf.data.schema import JUDGE_FEATURES, PUBLIC_FEATURES, Config, DataValidationError
+from gacc_hf.data.schema import Config, DataSourceError, DataValidationError, declares_language, features
 from gacc_hf.data.stats import data_stats
 from gacc_hf.run.cache import make_key
 
@@ -84,9 +84,17 @@ class GaccBench(datasets.GeneratorBasedBuilder):
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(
             description="GACC-Bench: goal-conditioned context compression with the follow-up questions held out.",
-            features=JUDGE_FEATURES if self.config.name == "judge" else PUBLIC_FEATURES,
+            features=features(self.config.name, self._declares_language()),
             license="apache-2.0",
         )
+
+    def _declares_language(self) -> bool:
+        """Whether a row of the files declares its language (unreadable files: no; `_split_generators` says why)."""
+        files = [p for paths in (self.config.data_files or {}).values() for p in paths]
+        try:
+            return any(declares_language(read_rows(p)) for p in files)
+        except (DataSourceError, DataValidationError):
+            return False
 
     def _split_generators(self, dl_manager: Any) -> list[datasets.SplitGenerator]:
         if not self.config.data_files:
@@ -101,7 +109,7 @@ class GaccBench(datasets.GeneratorBasedBuilder):
         columns = list(self.info.features)
         for f, path in enumerate(paths):
             for i, row in enumerate(read_rows(path)):
-                yield f"{f}-{i}", {c: row[c] for c in columns}
+                yield f"{f}-{i}", {c: row.get(c) for c in columns}  # an optional column may be absent
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -2,7 +2,8 @@
 
 A spec is one of:
 
-- `"sample"`: the bundled sample benchmark; `"synthetic"`: the deterministic generator, with its
+- `"sample"`: the bundled sample benchmark, its English groups; `"sample:zh"` its Chinese groups and
+  `"sample:all"` both (`load_sample`); `"synthetic"`: the deterministic generator, with its
   arguments in the spec (`"synthetic:contexts=50,seed=1"`; see `gacc_hf.data.synthetic` for the defaults), so
   the data never depends on a run's seed;
 - a `.jsonl` or `.parquet` file in the schema, or a folder of them. A folder whose README.md card has
@@ -12,8 +13,10 @@ A spec is one of:
 - a folder written by `Dataset.save_to_disk` / `DatasetDict.save_to_disk`;
 - a Hub repo id `owner/name` (online only: with HF_HUB_OFFLINE set it fails at once, saying so).
 
-Files go through the `GaccBench` builder, whose cache is keyed on the files' content, so an edited file
-is never served stale. Every source is validated before anything is built or cached.
+Data in another layout (other column names, one row per question) is read through a column mapping
+(`columns=`, `gacc_hf.data.columns`). Files in gacc-hf's own layout go through the `GaccBench` builder,
+whose cache is keyed on the files' content, so an edited file is never served stale. Every source is
+validated before anything is built or cached.
 """
 
 from __future__ import annotations
@@ -29,10 +32,11 @@ from datasets.data_files import DEFAULT_PATTERNS_ALL, DataFilesDict, get_data_pa
 
 from gacc_hf.data.builder import build
 from gacc_hf.data.card import CONFIGS
-from gacc_hf.data.jsonl import find_file_problems, load_sample
+from gacc_hf.data.columns import found_columns, mapped_splits, mapping_problems, needs_mapping
+from gacc_hf.data.jsonl import SAMPLE_LANGUAGES, find_file_problems, load_sample, read_rows
 from gacc_hf.data.schema import (
     DATA_SUFFIXES,
-    SAMPLE_PATH,
+    SAMPLE_FILES,
     Config,
     DataSourceError,
     DataValidationError,
@@ -153,19 +157,24 @@ def _as_dict(loaded: datasets.Dataset | datasets.DatasetDict) -> datasets.Datase
     return loaded if isinstance(loaded, datasets.DatasetDict) else datasets.DatasetDict({DEFAULT_SPLIT: loaded})
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, int]]:
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """A generated-data spec split into its name and arguments; any other spec is returned as is.
 
-    >>> parse_spec("synthetic:contexts=50,seed=1")
-    ('synthetic', {'contexts': 50, 'seed': 1})
+    >>> parse_spec("synthetic:contexts=50,seed=1"), parse_spec("sample:zh")
+    (('synthetic', {'contexts': 50, 'seed': 1}), ('sample', {'language': 'zh'}))
     >>> parse_spec("data/train.jsonl")
     ('data/train.jsonl', {})
     """
     name, sep, rest = spec.partition(":")
     if name not in GENERATED:
         return spec, {}
+    if name == "sample":
+        language = rest.strip() if sep else "en"
+        if language not in SAMPLE_LANGUAGES:
+            raise DataSourceError(f"data spec {spec!r}: the sample's languages are {', '.join(SAMPLE_LANGUAGES)}")
+        return name, {"language": language}
     known = GENERATED[name]
-    args: dict[str, int] = {}
+    args: dict[str, Any] = {}
     for part in rest.split(",") if sep else []:
         key, _, value = (x.strip() for x in part.partition("="))
         if key not in known:
@@ -221,22 +230,33 @@ def load_any(
     *,
     split: str | None = None,
     cache_dir: str | Path | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> datasets.Dataset:
     """The validated dataset a spec names, in the asked view (see the module doc for the specs).
 
     `split` chooses among several splits (needed only when there are several). `cache_dir` is the
-    `datasets` cache (default: HF_DATASETS_CACHE). Invalid data raises DataValidationError naming every
-    file, row and field at fault, before anything is written.
+    `datasets` cache (default: HF_DATASETS_CACHE). `columns` maps schema names to the data's own
+    (`{"context": "text"}`); data with one row per question is grouped (`gacc_hf.data.columns`). Invalid data
+    raises DataValidationError naming every file, row and field at fault, before anything is written.
     """
     _check_config(config)
     name = os.fspath(spec)
     kind = spec_kind(name)
+    if kind in ("sample", "synthetic") and columns:
+        raise DataSourceError(f"data spec {name!r} is in gacc-hf's own layout; a column mapping does not apply")
     if kind == "sample":
-        return _pick(datasets.DatasetDict({DEFAULT_SPLIT: load_sample(config)}), split, "the sample")
+        sample = load_sample(config, parse_spec(name)[1]["language"])
+        return _pick(datasets.DatasetDict({DEFAULT_SPLIT: sample}), split, "the sample")
     if kind == "files":
         files, _held = data_files(name, config)
-        return _pick(build(files, config, cache_dir=cache_dir), split, name)
-    loaded = _load_in_memory(name, config, cache_dir)
+        splits = {s: [row for path in paths for row in read_rows(path)] for s, paths in files.items()}
+        if not columns and not needs_mapping([c for rows in splits.values() for c in found_columns(rows)]):
+            return _pick(build(files, config, cache_dir=cache_dir), split, name)
+        loaded = mapped_splits(splits, columns, name)
+    else:
+        loaded = _load_in_memory(name, config, cache_dir)
+        if columns or needs_mapping([c for ds in loaded.values() for c in ds.column_names]):
+            loaded = mapped_splits({s: ds.to_list() for s, ds in loaded.items()}, columns, name)
     problems = _row_problems(loaded, config, "judge", name)  # a public view drops gold, so gold is no leak here
     if problems:
         raise DataValidationError(problems)
@@ -244,8 +264,12 @@ def load_any(
     return public_view(chosen) if config == "public" else chosen
 
 
-def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = None) -> list[Problem]:
+def find_spec_problems(
+    spec: str | os.PathLike[str], config: Config | None = None, columns: Mapping[str, str] | None = None
+) -> list[Problem]:
     """Every problem of the data a spec names, without raising for bad rows (what `gacc data validate` lists).
+
+    Files in another layout are checked as `load_any(spec, columns=columns)` reads them.
 
     With `config=None` every view the data holds is checked: the judge view, and also the public files
     of a folder built by `gacc data build` (which must not carry gold); data that holds only the public
@@ -257,9 +281,16 @@ def find_spec_problems(spec: str | os.PathLike[str], config: Config | None = Non
         _check_config(config)
 
     def view_problems(view: Config) -> list[Problem]:
-        if kind in ("sample", "files"):
-            files, held = data_files(SAMPLE_PATH if kind == "sample" else name, view)
+        if kind == "sample":
+            language = parse_spec(name)[1]["language"]
+            flat = list(SAMPLE_FILES.values()) if language == "all" else [SAMPLE_FILES[language]]
+            return find_file_problems(flat, view == "judge")
+        if kind == "files":
+            files, held = data_files(name, view)
             flat = [p for paths in files.values() for p in paths]
+            splits = {s: [row for path in paths for row in read_rows(path)] for s, paths in files.items()}
+            if columns or needs_mapping([c for rows in splits.values() for c in found_columns(rows)]):
+                return mapping_problems(splits, columns, name)
             return find_file_problems(flat, view == "judge", forbid_gold=held == "public")
         return _row_problems(_load_in_memory(name, view, None), view, view, name)
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import datasets
 
+from gacc_hf.data.language import canonical_tag, detect_language, tag_problem
 from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem
 
 Config = Literal["public", "judge"]
@@ -37,9 +39,14 @@ JUDGE_FEATURES = datasets.Features(
     }
 )
 STRING_COLUMNS = ("context_id", "source", "context", "goal_id", "goal")
-SCHEMA_COLUMNS = tuple(JUDGE_FEATURES)
+# The optional `language` column (a BCP-47 tag): a dataset has it when a row declares it (null in the rows
+# that do not); data without it keeps the features (and the content) it always had.
+LANGUAGE_FEATURE = {"language": datasets.Value("string")}
+SCHEMA_COLUMNS = (*JUDGE_FEATURES, *LANGUAGE_FEATURE)
 DATA_SUFFIXES = (".jsonl", ".parquet")
-SAMPLE_PATH = Path(__file__).parent / "sample" / "sample.jsonl"
+SAMPLE_PATH = Path(__file__).parent / "sample" / "sample.jsonl"  # the English groups
+# the bundled sample by language (the Chinese rows declare `language: zh`; the English rows, older, leave it out)
+SAMPLE_FILES = {"en": SAMPLE_PATH, "zh": SAMPLE_PATH.with_name("sample_zh.jsonl")}
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,11 @@ class Question:
 
 @dataclass(frozen=True)
 class Group:
-    """A validated (context, goal) pair with its questions and their gold references."""
+    """A validated (context, goal) pair with its questions and their gold references.
+
+    `language` is the row's declared BCP-47 tag (canonical case), None when the row has none; `language_tag`
+    is the tag the harness uses: the declared one, else the one detected from the text.
+    """
 
     context_id: str
     source: str
@@ -88,6 +99,15 @@ class Group:
     goal_id: str
     goal: str
     questions: tuple[Question, ...]
+    language: str | None = None
+
+    @cached_property
+    def language_tag(self) -> str:
+        return self.language or detect_language(self.context, self.goal, *(q.question for q in self.questions))
+
+    @property
+    def language_detected(self) -> bool:
+        return self.language is None
 
 
 def _check_text(i: int, field: str, value: Any, gid: str | None, problems: list[Problem], *, is_id: bool) -> bool:
@@ -211,6 +231,8 @@ def _check_columns(
         problems.append(Problem(i, "gold", "judge-only column in public data (a leak)", gid))
     unknown = f"unknown column; the schema has {', '.join(SCHEMA_COLUMNS)}"
     problems += [Problem(i, str(col), unknown, gid) for col in row if col not in SCHEMA_COLUMNS]
+    if row.get("language") is not None and (problem := tag_problem(row["language"])):
+        problems.append(Problem(i, "language", problem, gid))  # null: no tag (a Dataset's untagged rows)
     return problems
 
 
@@ -336,7 +358,10 @@ def validate(dataset: Any) -> list[Group]:
     for row in rows:
         refs = {g["question_id"]: tuple(r for r in g["references"] if r.strip()) for g in row["gold"]}
         questions = tuple(Question(q["question_id"], q["question"], refs[q["question_id"]]) for q in row["questions"])
-        groups.append(Group(row["context_id"], row["source"], row["context"], row["goal_id"], row["goal"], questions))
+        language = canonical_tag(row["language"]) if row.get("language") is not None else None
+        groups.append(
+            Group(row["context_id"], row["source"], row["context"], row["goal_id"], row["goal"], questions, language)
+        )
     return groups
 
 
@@ -345,8 +370,28 @@ def public_view(dataset: datasets.Dataset) -> datasets.Dataset:
     return dataset.remove_columns([c for c in dataset.column_names if c == "gold"])
 
 
+def declares_language(rows: Iterable[Any]) -> bool:
+    """Whether a row declares its language (then the dataset has the column, null where a row has none)."""
+    return any(isinstance(r, Mapping) and r.get("language") is not None for r in rows)
+
+
+def features(config: Config, language: bool) -> datasets.Features:
+    """The features of a view, with the `language` column or without it."""
+    base = JUDGE_FEATURES if config == "judge" else PUBLIC_FEATURES
+    return datasets.Features({**base, **LANGUAGE_FEATURE}) if language else base
+
+
+def as_dataset(rows: list[dict[str, Any]]) -> datasets.Dataset:
+    """Valid judge rows as a typed Dataset (the `language` column when a row declares one)."""
+    if not declares_language(rows):
+        return datasets.Dataset.from_list(rows, features=JUDGE_FEATURES)
+    return datasets.Dataset.from_list(
+        [{**r, "language": r.get("language")} for r in rows], features("judge", language=True)
+    )
+
+
 def from_rows(rows: list[dict[str, Any]], config: Config = "judge") -> datasets.Dataset:
     """Validate rows and build a typed `datasets.Dataset` in the given config."""
     validate(rows)
-    ds = datasets.Dataset.from_list(rows, features=JUDGE_FEATURES)
+    ds = as_dataset(rows)
     return ds if config == "judge" else public_view(ds)

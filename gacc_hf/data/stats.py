@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from gacc_hf.data.language import row_language
 from gacc_hf.data.schema import DataValidationError, Problem, as_rows
 
 if TYPE_CHECKING:
@@ -116,3 +117,24 @@ def data_stats(dataset: Any, codec: Codec | None = None) -> DataStats:
         question_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch(questions))),
         answer_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch(answers))),
     )
+
+
+def stats_text(dataset: Any, codec: Codec | None = None) -> str:
+    """What `gacc data stats` prints: the stats of the whole dataset, then (with several languages) of each
+    language, each language named with its goal count and whether its tag was detected or declared."""
+    rows = as_rows(dataset)
+    by_language: dict[str, list[dict[str, Any]]] = {}
+    detected: dict[str, bool] = {}
+    for row in rows:
+        tag, guessed = row_language(row)
+        by_language.setdefault(tag, []).append(row)
+        detected[tag] = detected.get(tag, False) or guessed
+    named = ", ".join(
+        f"{tag} ({len(group)} goals, {'detected' if detected[tag] else 'declared'})"
+        for tag, group in by_language.items()
+    )
+    text = [f"languages: {named}", "", data_stats(rows, codec).text()]
+    if len(by_language) > 1:
+        for tag, group in by_language.items():
+            text += ["", f"-- language {tag} --", data_stats(group, codec).text()]
+    return "\n".join(text)

@@ -41,6 +41,7 @@ from gacc_hf.results.folder import verify_folder
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.run.config import partial_run
+from gacc_hf.scoring.by_language import card_languages
 from gacc_hf.scoring.compare import CompareError, methods
 from gacc_hf.templates import template_text
 
@@ -244,6 +245,7 @@ def template_values(
     return {
         "model_id": model_id,
         "compressor": {"name": compressor, "revision": revision},
+        **card_languages(p, compressor, shown),
         "dataset": dataset,
         "n_goals": rows[0]["n_goals"] if rows else cfg.get("n_groups"),
         "n_questions": rows[0]["n_questions"] if rows else cfg.get("n_questions"),

@@ -3,8 +3,8 @@
 The model is the embedded SmolLM2-135M-Instruct (`smollm2`), a local folder or a Hub id (`hf:<spec>`),
 with options after `?` (`gacc_hf.methods.weights.ModelOptions`: device, dtype, threads, max_new_tokens,
 batch_size). Decoding is greedy; prompts are chat messages rendered by the model's own chat template, batched with
-left padding. All prompt templates live in `PROMPTS`; each method's revision hashes its templates, its
-generation settings and the model's identity, so changing any of them never reuses stale cache entries.
+left padding. All prompt templates live in `PROMPTS`, by role and language; each method's revision hashes its
+templates, its generation settings and the model's identity, so changing any of them never reuses stale cache entries.
 
 Batches are sorted by prompt length before they are cut into pipeline batches, so little compute goes
 to padding. An output is the model's greedy continuation cut to at most `limit` model tokens; items
@@ -25,29 +25,47 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from gacc_hf.data.language import detect_language, primary
 from gacc_hf.methods.prefix_decoding import decode_shared_prefix, eos_ids, plain_greedy
 from gacc_hf.methods.weights import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec, torch_device
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.run.progress import report
 from gacc_hf.tokenizer import get_codec
 
-PROMPTS: dict[str, dict[str, str | None]] = {
+# Templates by role, then by language (the primary subtag of the text's language, `gacc_hf.data.language`), so
+# a Chinese question is asked in Chinese. The judge's verdict words stay CORRECT / INCORRECT in every language:
+# `parse_verdict` reads only those. A revision hashes its role's whole table, every language.
+PROMPTS: dict[str, dict[str, dict[str, str | None]]] = {
     # No system prompt: the model's template supplies its own default, which this task works best with.
     "compressor": {
-        "system": None,
-        "goal": "{context}\n\nList the key facts above (names, numbers, dates) that matter for this goal: {goal}",
-        "no_goal": "{context}\n\nList the key facts above (names, numbers, dates).",
+        "en": {
+            "system": None,
+            "goal": "{context}\n\nList the key facts above (names, numbers, dates) that matter for this goal: {goal}",
+            "no_goal": "{context}\n\nList the key facts above (names, numbers, dates).",
+        },
+        "zh": {
+            "system": None,
+            "goal": "{context}\n\n列出上文中与这个目标有关的关键事实（名称、数字、日期）：{goal}",
+            "no_goal": "{context}\n\n列出上文中的关键事实（名称、数字、日期）。",
+        },
     },
     "reader": {
-        "system": "Answer in a few words.",
-        "user": "{memory}\n\nQuestion: {question}",
+        "en": {"system": "Answer in a few words.", "user": "{memory}\n\nQuestion: {question}"},
+        "zh": {"system": "用几个词回答。", "user": "{memory}\n\n问题：{question}"},
     },
     "judge": {
-        "system": "You grade answers. Reply with one word: CORRECT or INCORRECT.",
-        "user": "Question: {question}\nReference answers: {references}\nCandidate answer: {answer}\n\n"
-        "Does the candidate answer match a reference answer?",
+        "en": {
+            "system": "You grade answers. Reply with one word: CORRECT or INCORRECT.",
+            "user": "Question: {question}\nReference answers: {references}\nCandidate answer: {answer}\n\n"
+            "Does the candidate answer match a reference answer?",
+        },
+        "zh": {
+            "system": "你负责评判答案。只回复一个词：CORRECT 或 INCORRECT。",
+            "user": "问题：{question}\n参考答案：{references}\n待评答案：{answer}\n\n待评答案与某个参考答案一致吗？",
+        },
     },
 }
+PROMPT_LANGUAGE = "en"  # the templates of a language without its own
 
 READER_MAX_NEW_TOKENS = 24
 READER_STOP = ("\n",)  # answers are one line: stop there instead of running to max_new_tokens
@@ -72,8 +90,11 @@ def parse_verdict(reply: str) -> bool:
 
 
 def _chat(role: str, **fields: Any) -> list[dict[str, str]]:
-    """The chat messages of one prompt; the compressor's template depends on whether a goal is shown."""
-    prompts = PROMPTS[role]
+    """The chat messages of one prompt, in the language of its question (the compressor's: its context); the
+    compressor's template depends on whether a goal is shown."""
+    language = primary(detect_language(fields["question"] if "question" in fields else fields["context"]))
+    by_language = PROMPTS[role]
+    prompts = by_language.get(language, by_language[PROMPT_LANGUAGE])
     template = prompts["user"] if "user" in prompts else prompts["goal" if fields["goal"].strip() else "no_goal"]
     system = [{"role": "system", "content": prompts["system"]}] if prompts["system"] else []
     return [*system, {"role": "user", "content": str(template).format(**fields)}]

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
+from gacc_hf.results.by_language import is_language_png, plot_languages
 from gacc_hf.results.layout import (
     ANSWERS_FILE,
     MEMORIES_FILE,
@@ -37,6 +38,7 @@ from gacc_hf.results.layout import (
 )
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
+from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.compare import condition_gaps
 from gacc_hf.scoring.scores import score_answers
 
@@ -152,7 +154,8 @@ def _from_schema_1(path: Path, payload: dict[str, Any]) -> RunResults:
     return RunResults(body, list(payload["answers"]), list(payload["memories"]))
 
 
-DERIVED = (REPORT_FILE, SCORES_PNG, GAPS_PNG)  # what `rebuild` regenerates; every other file is kept as it is
+# what `rebuild` regenerates (and the per-language plots, scores_<language>.png); every other file is kept as it is
+DERIVED = (REPORT_FILE, SCORES_PNG, GAPS_PNG)
 
 
 def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
@@ -161,6 +164,7 @@ def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, A
     return {
         "scores": score_answers(list(answers), n_boot, seed),
         "gaps": condition_gaps(answers, n_boot, seed),
+        "scores_by_language": score_by_language(list(answers), n_boot, seed),
     }
 
 
@@ -193,6 +197,7 @@ def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
         paths.append(plot_scores(run.scores, out / SCORES_PNG))
     if run.payload.get("gaps"):
         paths.append(plot_gaps(run.payload["gaps"], out / GAPS_PNG))
+    paths += plot_languages(run.payload.get("scores_by_language") or [], out)
     report = out / REPORT_FILE
     write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
     return [report, *paths]
@@ -214,6 +219,9 @@ def verify_folder(run_dir: str | Path) -> RunResults:
         raise ResultsError(f"{path}: integrity.exposures is {counted} but {len(rows)} exposure row(s) are recorded")
     derived = derived_figures(run.answers, run.config)
     _verify(path, "scores", run.scores, derived["scores"], ("compressor", "condition", "ratio"))
+    if "scores_by_language" in run.payload:  # absent from folders written before answers carried a language
+        key = ("language", "compressor", "condition", "ratio")
+        _verify(path, "scores_by_language", run.payload["scores_by_language"], derived["scores_by_language"], key)
     if "gaps" in run.payload:
         _verify(path, "gaps", run.payload["gaps"], derived["gaps"], ("compressor", "gap", "ratio"))
     else:
@@ -243,7 +251,7 @@ def rebuild(run_dir: str | Path) -> list[Path]:
 
         def fill(stage: Path) -> None:  # the run's own files (data, config.yaml) as they are; outputs afresh
             for path in source.iterdir():
-                if path.is_file() and path.name not in DERIVED:
+                if path.is_file() and path.name not in DERIVED and not is_language_png(path.name):
                     shutil.copyfile(path, stage / path.name)
             outputs(run, stage)
 

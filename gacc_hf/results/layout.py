@@ -56,6 +56,7 @@ ANSWER_TYPES: dict[str, pa.DataType] = {
     "context_id": _STR,
     "goal_id": _STR,
     "shown_goal_id": _STR,
+    "language": _STR,
     "question_id": _STR,
     "memory_sha256": _STR,
     "question": _STR,

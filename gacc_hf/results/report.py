@@ -15,6 +15,7 @@ from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, SC
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.run.config import partial_run
 from gacc_hf.run.silence import silent_reader
+from gacc_hf.scoring.by_language import named_languages, run_languages
 from gacc_hf.templates import render
 
 REPORT_FILE = "report.md"
@@ -58,12 +59,12 @@ def _has_evidence(scores: Sequence[Mapping[str, Any]]) -> bool:
     return any(s.get("evidence_micro") is not None for s in scores)
 
 
-def _score_table(scores: Sequence[Mapping[str, Any]], evidence: bool) -> str:
-    head = ["compressor", "condition", "ratio", "Micro [95% CI]", "Macro [95% CI]"]
+def _score_table(scores: Sequence[Mapping[str, Any]], evidence: bool, language: bool = False) -> str:
+    head = [*(["language"] if language else []), "compressor", "condition", "ratio", "Micro [95% CI]", "Macro [95% CI]"]
     head += ["Evidence Micro [95% CI]", "Evidence Macro [95% CI]"] if evidence else []
     rows = []
     for s in scores:
-        row = [f"`{s['compressor']}`", s["condition"], f"{s['ratio']:g}"]
+        row = [*([s["language"]] if language else []), f"`{s['compressor']}`", s["condition"], f"{s['ratio']:g}"]
         metrics = ("micro", "macro", *(("evidence_micro", "evidence_macro") if evidence else ()))
         for m in metrics:
             row.append("n/a" if s.get(m) is None else f"{s[m]:.3f}{_ci(s.get(f'{m}_ci_low'), s.get(f'{m}_ci_high'))}")
@@ -115,6 +116,10 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
         score_table=_score_table([s for s in run.scores if not is_ceiling(s)], evidence),
         ceiling_table=_score_table(ceilings, evidence) if ceilings else "",
         gap_table=_gap_table(p["gaps"]) if p.get("gaps") else "",
+        languages=named_languages(cfg),
+        language_table=_score_table(p.get("scores_by_language") or [], evidence, language=True)
+        if len(run_languages(cfg)) > 1
+        else "",
         plots=[(Path(name).stem, name) for name in plots],
         budget_table=_table(
             ["compressor", "ratio", "memories", "budget used", "truncated", "cached"], _budget_rows(run.memories)

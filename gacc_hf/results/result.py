@@ -74,6 +74,7 @@ class BenchmarkResult:
     seconds: dict[str, float] = field(default_factory=dict)  # time inside each role's model calls
     method_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # the same per role and method name
     generated_tokens: dict[str, int] = field(default_factory=dict)  # cl100k tokens of this run's outputs
+    scores_by_language: list[dict[str, Any]] = field(default_factory=list)  # the score rows of each language
 
     def to_pandas(self, table: Table = "scores") -> pd.DataFrame:
         """One table of the run as a DataFrame: `scores` (one row per compressor, condition and ratio),
@@ -101,6 +102,7 @@ class BenchmarkResult:
             "method_seconds": self.method_seconds,
             "generated_tokens": self.generated_tokens,
             "scores": self.scores,
+            "scores_by_language": self.scores_by_language,
             "gaps": condition_gaps(self.answers, self.config.get("n_bootstrap", 1000), self.config.get("seed", 0)),
             "errors": self.errors,
         }

@@ -28,6 +28,7 @@ from gacc_hf.run.config import check_limit, limited_count
 from gacc_hf.run.plan import plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
 from gacc_hf.run.read import read_and_judge
+from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.integrity import budget_violations, count_errors, find_exposures
 from gacc_hf.scoring.scores import score_answers
 from gacc_hf.tokenizer import get_codec
@@ -57,7 +58,21 @@ def check_ratios(ratios: RatioLike | Sequence[RatioLike]) -> list[tuple[RatioLik
     return pairs
 
 
-def _data_identity(dataset: Any, groups: list[Group], spec: str | None, split: str | None) -> dict[str, Any]:
+def data_languages(groups: list[Group]) -> dict[str, dict[str, Any]]:
+    """Per language (first-seen order): its goals, questions, and whether any group's tag was detected
+    rather than declared in the data."""
+    out: dict[str, dict[str, Any]] = {}
+    for g in groups:
+        entry = out.setdefault(g.language_tag, {"n_groups": 0, "n_questions": 0, "detected": False})
+        entry["n_groups"] += 1
+        entry["n_questions"] += len(g.questions)
+        entry["detected"] = entry["detected"] or g.language_detected
+    return out
+
+
+def _data_identity(
+    dataset: Any, groups: list[Group], spec: str | None, split: str | None, columns: Mapping[str, str] | None
+) -> dict[str, Any]:
     """What the data was: its spec and kind as the caller named it, and a content fingerprint that holds
     whatever it was called (rows handed over in memory have no spec: kind `in-memory`)."""
     spec = spec if spec is not None else (str(dataset) if isinstance(dataset, str | os.PathLike) else None)
@@ -65,11 +80,13 @@ def _data_identity(dataset: Any, groups: list[Group], spec: str | None, split: s
         "spec": spec,
         "kind": "in-memory" if spec is None else spec_kind(spec),
         "split": split,
+        **({"columns": dict(columns)} if columns else {}),
         "view": "judge",
         "fingerprint": fingerprint(groups),
         "n_groups": len(groups),
         "n_contexts": len({g.context_id for g in groups}),
         "n_questions": sum(len(g.questions) for g in groups),
+        "languages": data_languages(groups),
     }
 
 
@@ -95,6 +112,7 @@ def run_benchmark(
     data_spec: str | None = None,
     split: str | None = None,
     limit: int | float | None = None,
+    columns: Mapping[str, str] | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
@@ -107,11 +125,14 @@ def run_benchmark(
     (cross-goal pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole
     run. `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is
     recorded by itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset
-    is validated: a quick, partial run, recorded as such and refused by publishing.
+    is validated: a quick, partial run, recorded as such and refused by publishing. `columns` maps schema
+    names to the data's own (`gacc_hf.data.columns`), used for a spec and recorded either way.
     """
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
-    setup = _validate(dataset, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
+    # a data spec (sample, file, folder, saved dataset, Hub id) is loaded here, rows are used as they are
+    loaded = load_any(dataset, columns=columns) if isinstance(dataset, str | os.PathLike) else dataset
+    setup = _validate(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
     codec = get_codec()
     assigner = _pair_goals(setup, seed)
     work = setup.groups if shard is None else shard(setup.groups)
@@ -132,11 +153,12 @@ def run_benchmark(
     scores = score_answers(answers, n_bootstrap, seed)
     return BenchmarkResult(
         scores=scores,
+        scores_by_language=score_by_language(answers, n_bootstrap, seed),
         memories=plan.ledger,
         answers=answers,
         calls=dict(ex.calls),
         integrity={"budget_violations": violations, "count_errors": n_count_errors, "exposures": len(exposures)},
-        config=_run_config(setup, {**settings, "cache_dir": cache_dir}, (dataset, data_spec, split), started),
+        config=_run_config(setup, {**settings, "cache_dir": cache_dir}, (dataset, data_spec, split, columns), started),
         tokenizer=codec.identity(),
         errors=ex.errors,
         exposures=exposures,
@@ -174,9 +196,7 @@ def _validate(
     limit: int | float | None,
     settings: Mapping[str, Any],
 ) -> _Setup:
-    """Load and validate the data, then check ratios, conditions and methods: all before any model call."""
-    if isinstance(dataset, str | os.PathLike):  # a data spec: sample, file, folder, saved dataset, Hub id
-        dataset = load_any(dataset)
+    """Validate the data, then check ratios, conditions and methods: all before any model call."""
     groups = validate(dataset)
     limited = None
     if limit is not None:
@@ -216,7 +236,10 @@ def _pair_goals(setup: _Setup, seed: int) -> GoalAssigner:
 
 
 def _run_config(
-    setup: _Setup, settings: dict[str, Any], data: tuple[Any, str | None, str | None], started: str
+    setup: _Setup,
+    settings: dict[str, Any],
+    data: tuple[Any, str | None, str | None, Mapping[str, str] | None],
+    started: str,
 ) -> dict[str, Any]:
     """The `config` of a result: methods with their revisions and specs, settings, data identity, versions."""
     compressors, read, judged = setup.compressors, setup.reader, setup.judge
@@ -231,7 +254,7 @@ def _run_config(
         **settings,
         "n_groups": len(setup.groups),
         "n_questions": sum(len(g.questions) for g in setup.groups),
-        "data": _data_identity(data[0], setup.groups, data[1], data[2]),
+        "data": _data_identity(*data[:1], setup.groups, *data[1:]),
         "limit": setup.limited,
         "protocol_version": PROTOCOL_VERSION,
         "gacc_hf_version": _version(),

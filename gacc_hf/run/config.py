@@ -59,6 +59,10 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "preset": (lambda v: isinstance(v, str) and v in PRESETS, f"a preset name: {', '.join(PRESETS)}"),
     "data": (lambda v: v is None or isinstance(v, str), "a string (a data spec) or null"),
     "split": (lambda v: v is None or isinstance(v, str), "a string or null"),
+    "columns": (
+        lambda v: v is None or (isinstance(v, dict) and all(isinstance(x, str) for x in (*v, *v.values()))),
+        "a mapping of schema column names to the data's column names, or null",
+    ),
     "limit": (lambda v: v is None or _is_number(v), "a number (groups, or a fraction below 1) or null"),
     "compressors": (_str_list, "a list of strings"),
     "reader": (lambda v: isinstance(v, str), "a string"),
@@ -112,6 +116,7 @@ class RunConfig:
     batch_size: int
     cache_dir: str | None
     on_error: str
+    columns: dict[str, str] | None = None  # the data's column names (`gacc_hf.data.columns`); None: the schema's
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values; an exact fraction as its "p/q" string, which `load` reads back as the same Fraction."""
@@ -208,6 +213,7 @@ def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any]) -> RunConf
     base = {
         "data": chosen.data,
         "split": None,
+        "columns": None,
         "limit": None,
         "compressors": list(chosen.compressors),
         "reader": chosen.reader,
@@ -237,6 +243,7 @@ def from_result_config(config: Mapping[str, Any]) -> RunConfig:
     return RunConfig(
         data=data.get("spec"),  # type: ignore[arg-type]
         split=data.get("split"),
+        columns=data.get("columns"),
         limit=limit.get("value"),
         compressors=list(methods.get("compressors") or [c["name"] for c in config["compressors"]]),
         reader=methods.get("reader") or config["reader"]["name"],

@@ -30,6 +30,7 @@ from gacc_hf.data.schema import Group
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.cache import text_hash
+from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.scores import score_answers
 
 # (rank, world size, local rank) variables: torchrun / `accelerate launch`, then the MPI launchers
@@ -137,6 +138,7 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
     first = parts[0]
     return BenchmarkResult(
         scores=score_answers(answers, first.config["n_bootstrap"], first.config["seed"]),
+        scores_by_language=score_by_language(answers, first.config["n_bootstrap"], first.config["seed"]),
         memories=memories,
         answers=answers,
         calls={role: sum(p.calls[role] for p in parts) for role in first.calls},

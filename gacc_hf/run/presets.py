@@ -38,8 +38,8 @@ class Preset:
 
 PRESETS: dict[str, Preset] = {
     "main": Preset(
-        description="the main job: the bundled sample, truncate vs embed at ratio 0.2 under own/none, with the "
-        "full-context and oracle ceilings; SmolLM2 reader, contains judge",
+        description="the main job: the bundled sample (its English groups), truncate vs embed at ratio 0.2 under "
+        "own/none, with the full-context and oracle ceilings; SmolLM2 reader, contains judge",
         data="sample",
         compressors=("truncate", "embed"),
         reader="smollm2",
@@ -54,6 +54,16 @@ PRESETS: dict[str, Preset] = {
         reader="smollm2",
         judge="contains",
         conditions=("own", "none", "full", "oracle"),
+        ratios=(0.2,),
+    ),
+    "bilingual": Preset(
+        description="both languages of the sample (English and Chinese), whole source and oracle memory only: "
+        "what the reader makes of each language, scored per language; SmolLM2 reader, contains judge",
+        data="sample:all",
+        compressors=("truncate",),  # no compressor runs: full and oracle are ceilings
+        reader="smollm2",
+        judge="contains",
+        conditions=("full", "oracle"),
         ratios=(0.2,),
     ),
     "rules": Preset(

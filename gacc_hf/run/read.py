@@ -50,6 +50,7 @@ def read_and_judge(
         for q, evidence in zip(group.questions, flags, strict=True):
             row = {
                 **base,
+                "language": group.language_tag,
                 "question_id": q.question_id,
                 "question": q.question,
                 "references": list(q.references),

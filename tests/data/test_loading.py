@@ -110,7 +110,8 @@ def test_synthetic_spec_takes_its_arguments():
         ("synthetic:seed", r"seed needs an integer value"),
         ("synthetic:seed=1,seed=2", "seed is given twice"),
         ("synthetic:contexts=0", "contexts must be >= 1, got 0"),
-        ("sample:seed=1", "sample has no argument 'seed'; it takes no arguments"),
+        ("sample:seed=1", "the sample's languages are en, zh, all"),
+        ("sample:fr", "the sample's languages are en, zh, all"),
     ],
 )
 def test_bad_generated_data_specs_are_named(spec, message):

@@ -61,7 +61,9 @@ def test_revision_binds_model_prompts_and_generation_settings(tiny, tiny_other_s
     assert build("reader", str(tiny_other_seed)).revision != base.revision
     assert build("reader", str(tiny), max_new_tokens=5).revision != base.revision
     assert build("reader", f"{tiny}?max_new_tokens=5").revision == build("reader", str(tiny), max_new_tokens=5).revision
-    monkeypatch.setitem(PROMPTS, "reader", {**PROMPTS["reader"], "system": "Answer in one word."})
+    monkeypatch.setitem(PROMPTS, "reader", {**PROMPTS["reader"], "zh": {"system": "回答。", "user": "{question}"}})
+    assert build("reader", str(tiny)).revision != base.revision  # any language's template
+    monkeypatch.setitem(PROMPTS, "reader", {**PROMPTS["reader"], "en": {"system": "Answer in one word.", "user": "?"}})
     assert build("reader", str(tiny)).revision != base.revision
 
 
@@ -174,8 +176,23 @@ def test_one_generation_serves_every_budget_of_a_prompt(tiny, monkeypatch):
 def test_goal_and_no_goal_use_their_own_prompt_template():
     goal = pipeline._chat("compressor", context="C", goal="G")
     none = pipeline._chat("compressor", context="C", goal=" ")
-    assert goal[-1]["content"] == PROMPTS["compressor"]["goal"].format(context="C", goal="G")
-    assert none[-1]["content"] == PROMPTS["compressor"]["no_goal"].format(context="C")
+    assert goal[-1]["content"] == PROMPTS["compressor"]["en"]["goal"].format(context="C", goal="G")
+    assert none[-1]["content"] == PROMPTS["compressor"]["en"]["no_goal"].format(context="C")
+
+
+def test_a_chinese_question_is_asked_in_chinese_and_an_english_one_in_english():
+    zh = pipeline._chat("reader", memory="账本数据库在 3 月 14 日停写。", question="主库停写了多久？")
+    en = pipeline._chat("reader", memory="账本数据库在 3 月 14 日停写。", question="How long was the ledger down?")
+    assert zh == [{"role": "system", "content": "用几个词回答。"}, {"role": "user", "content": zh[-1]["content"]}]
+    assert zh[-1]["content"].endswith("问题：主库停写了多久？")
+    assert en[0]["content"] == "Answer in a few words." and en[-1]["content"].endswith(
+        "Question: How long was the ledger down?"
+    )
+    judge = pipeline._chat("judge", question="主库停写了多久？", references="47 分钟", answer="47分钟")
+    assert judge[-1]["content"].startswith("问题：主库停写了多久？\n参考答案：47 分钟")
+    assert "CORRECT 或 INCORRECT" in judge[0]["content"]  # the verdict words parse_verdict reads
+    context = pipeline._chat("compressor", context="事故复盘：缓存雪崩", goal="找出原因")
+    assert context[-1]["content"].endswith("列出上文中与这个目标有关的关键事实（名称、数字、日期）：找出原因")
 
 
 def test_a_random_model_judge_never_says_correct(tiny):

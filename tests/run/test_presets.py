@@ -64,8 +64,8 @@ def test_run_benchmark_defaults_are_the_main_preset():
 
 
 def test_an_unknown_preset_is_a_clear_error(tmp_path, capsys):
-    with pytest.raises(ValueError, match="unknown preset 'fast'; known presets: main, baselines, rules"):
+    with pytest.raises(ValueError, match="unknown preset 'fast'; known presets: main, baselines, bilingual, rules"):
         get_preset("fast")
     assert main(["run", "--preset", "fast", "--output-dir", str(tmp_path / "o")]) == 2
-    assert "unknown preset 'fast'; known presets: main, baselines, rules" in capsys.readouterr().err
+    assert "unknown preset 'fast'; known presets: main, baselines, bilingual, rules" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()

@@ -1,0 +1,85 @@
+"""Language tags of GACC rows: checking a declared BCP-47 tag, and detecting the language of untagged text.
+
+GACC-Bench is English and Chinese. A row may declare its language in the optional `language` column (a
+well-formed BCP-47 tag such as `en`, `zh` or `zh-Hans`, kept in its canonical letter case); a row without
+it gets the language detected from its context, goal and questions and is recorded as detected. Detection
+tells apart only the benchmark's two languages, by script: text written mostly in Han characters is `zh`,
+any other text is `en`. Data in a third language must declare its tag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import regex
+
+#: the well-formed BCP-47 language tags (RFC 5646 section 2.1, without the grandfathered irregular forms):
+#: language (2-3 letters with up to three extlangs; the 4-8 letter form is reserved and has no registered
+#: language, so `chinese` or `english` is refused), script, region, variants, extensions and a private-use
+#: part; or a private-use tag on its own (`x-...`)
+_TAG = regex.compile(
+    r"(?:(?P<language>[a-z]{2,3}(?:-[a-z]{3}){0,3})"
+    r"(?:-(?P<script>[a-z]{4}))?"
+    r"(?:-(?P<region>[a-z]{2}|\d{3}))?"
+    r"(?:-(?:[a-z\d]{5,8}|\d[a-z\d]{3}))*"
+    r"(?:-[a-wyz\d](?:-[a-z\d]{2,8})+)*"
+    r"(?:-x(?:-[a-z\d]{1,8})+)?"
+    r"|x(?:-[a-z\d]{1,8})+)",
+    regex.IGNORECASE,
+)
+_HAN = regex.compile(r"\p{Han}")
+_LATIN_WORD = regex.compile(r"\p{Latin}+")
+DETECTED = ("en", "zh")  # the languages detection can give
+
+
+def canonical_tag(value: str) -> str | None:
+    """The tag in BCP-47's canonical case (`zh-hans-cn` -> `zh-Hans-CN`); None when it is not a well-formed tag.
+
+    >>> canonical_tag("EN-us"), canonical_tag("zh-hans"), canonical_tag("chinese"), canonical_tag("en_US")
+    ('en-US', 'zh-Hans', None, None)
+    """
+    match = _TAG.fullmatch(value)
+    if match is None:
+        return None
+    parts = value.lower().split("-")
+    if match.group("script"):
+        index = parts.index(match.group("script").lower())
+        parts[index] = parts[index].title()
+    if match.group("region"):
+        index = parts.index(match.group("region").lower(), 1 if not match.group("script") else index + 1)
+        parts[index] = parts[index].upper()
+    return "-".join(parts)
+
+
+def tag_problem(value: object) -> str | None:
+    """Why a `language` value is unusable, or None for a well-formed tag."""
+    if not isinstance(value, str):
+        return f"must be a BCP-47 language tag such as 'en' or 'zh' (a string), got {type(value).__name__}"
+    if canonical_tag(value) is None:
+        return f"{value!r} is not a BCP-47 language tag; use a tag such as 'en', 'zh' or 'zh-Hans'"
+    return None
+
+
+def detect_language(*texts: str) -> str:
+    """`zh` when Han characters outnumber the Latin words of the texts, else `en` (one Han character is
+    about one word, so a Chinese text quoting English identifiers stays Chinese, and the reverse).
+
+    >>> detect_language("事故复盘：缓存雪崩", "What failed?"), detect_language("The ledger-pg-02 node (账本)")
+    ('zh', 'en')
+    """
+    han = sum(len(_HAN.findall(t)) for t in texts)
+    words = sum(len(_LATIN_WORD.findall(t)) for t in texts)
+    return "zh" if han > words else "en"
+
+
+def primary(tag: str) -> str:
+    """The primary language subtag, what prompts are keyed by (`zh-Hans-CN` -> `zh`)."""
+    return tag.split("-", 1)[0].lower()
+
+
+def row_language(row: Mapping[str, Any]) -> tuple[str, bool]:
+    """The language of a valid schema row and whether it was detected (True) rather than declared."""
+    if row.get("language") is not None:
+        return canonical_tag(row["language"]) or row["language"], False
+    return detect_language(row["context"], row["goal"], *(q["question"] for q in row["questions"])), True

@@ -1,0 +1,104 @@
+"""Scores per language beside the overall ones: a bilingual run must not hide one language in the other's mean.
+
+Each answer row carries its group's language (the declared BCP-47 tag, or the detected one). The rows of
+one language are scored exactly as a whole run is (`score_answers`: Micro, Macro, evidence recall, goal
+bootstrap CIs with the run's seed), so a language's row is what a run on that language's groups alone
+would report. Answers of runs written before rows carried a language give no per-language rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from gacc_hf.results.layout import is_ceiling
+from gacc_hf.scoring.compare import format_table, paired_table
+from gacc_hf.scoring.scores import score_answers
+
+
+def run_languages(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The languages a run's config records with its data (`{tag: {n_groups, n_questions, detected}}`)."""
+    return (config.get("data") or {}).get("languages") or {}
+
+
+def named_languages(config: Mapping[str, Any]) -> str:
+    """The run's languages as shown in reports and cards: `en (detected), zh`."""
+    return ", ".join(f"{k}{' (detected)' if v.get('detected') else ''}" for k, v in run_languages(config).items())
+
+
+def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The languages of the answer rows in first-seen order; empty when a row records none."""
+    if not answers or any(not row.get("language") for row in answers):
+        return []
+    return list(dict.fromkeys(str(row["language"]) for row in answers))
+
+
+def score_by_language(answers: Sequence[Mapping[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
+    """One score row per (language, compressor, condition, ratio), languages in first-seen order, each a
+    `score_answers` row with its `language` first."""
+    out: list[dict[str, Any]] = []
+    for language in answer_languages(answers):
+        rows = [dict(row) for row in answers if row["language"] == language]
+        out += [{"language": language, **row} for row in score_answers(rows, n_bootstrap, seed)]
+    return out
+
+
+def language_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """Per-language rows as a fixed-width text table (what `gacc run` prints under the overall one)."""
+    head = (
+        f"{'language':<9} {'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
+        f"{'micro 95% CI':>15} {'n_q':>6}"
+    )
+    lines = [head, "-" * len(head)]
+    for s in rows:
+        ci = "" if s["micro_ci_low"] is None else f"[{s['micro_ci_low']:.3f},{s['micro_ci_high']:.3f}]"
+        lines.append(
+            f"{s['language']:<9} {s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
+            f"{s['macro']:>7.3f} {ci:>15} {s['n_questions']:>6}"
+        )
+    return "\n".join(lines)
+
+
+def paired_by_language(
+    rows_a: Sequence[Mapping[str, Any]],
+    rows_b: Sequence[Mapping[str, Any]],
+    n_boot: int,
+    seed: int,
+    labels: tuple[str, str],
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """`paired_table` per language of A's rows (B's rows of the same questions), when A has several languages;
+    empty otherwise (the overall table is then the one language's)."""
+    languages = answer_languages(rows_a)
+    if len(languages) < 2:
+        return []
+    return [
+        (
+            language,
+            paired_table(
+                [r for r in rows_a if r["language"] == language],
+                [r for r in rows_b if r.get("language") == language],
+                n_boot,
+                seed,
+                labels,
+            ),
+        )
+        for language in languages
+    ]
+
+
+def format_by_language(tables: Sequence[tuple[str, Sequence[Mapping[str, Any]]]], labels: tuple[str, str]) -> str:
+    """The per-language paired tables, each under its language's name."""
+    return "\n\n".join(f"language {language}:\n{format_table(rows, *labels)}" for language, rows in tables)
+
+
+def card_languages(
+    payload: Mapping[str, Any], compressor: str, shown: Callable[[Mapping[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """What a model card says of languages: the run's languages, and (with several) each language's rows of the
+    compressor's method conditions, as `shown` displays a score row."""
+    several = len(run_languages(payload["config"])) > 1
+    rows = [s for s in payload.get("scores_by_language") or [] if s["compressor"] == compressor and not is_ceiling(s)]
+    return {
+        "languages": named_languages(payload["config"]),
+        "by_language": [{"language": s["language"], **shown(s)} for s in rows] if several else [],
+    }
