@@ -86,12 +86,18 @@ def cmd_data_push(args: argparse.Namespace) -> int:
     from gacc_hf.hub.commit import commit, describe_plan, folder_operations, require_online
 
     check_hub_folder(args.path)
-    operations = folder_operations(args.path)
-    print(describe_plan(args.repo_id, "dataset", operations))
+    # What `gacc data build` writes (the card and the Parquet shards); anything else in the folder, such as the
+    # script that builds it, stays local.
+    built = [
+        op
+        for op in folder_operations(args.path)
+        if op.path_in_repo == "README.md" or op.path_in_repo.endswith(".parquet")
+    ]
+    print(describe_plan(args.repo_id, "dataset", built))
     if args.dry_run:
         return 0
     require_online(f"push to {args.repo_id}")
     from huggingface_hub import HfApi
 
-    print(commit(HfApi(), args.repo_id, "dataset", operations, args.message))
+    print(commit(HfApi(), args.repo_id, "dataset", built, args.message))
     return 0

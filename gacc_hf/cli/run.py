@@ -52,11 +52,8 @@ def _limit(text: str) -> int | float:
 
 
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
-    from gacc_hf.methods import BUILTINS
-    from gacc_hf.run.conditions import CONDITIONS
-    from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS
+    from gacc_hf.run.presets import DEFAULT_PRESET
 
-    main = PRESETS[DEFAULT_PRESET]
     p = sub.add_parser(
         "run",
         help="run the benchmark and write a results folder",
@@ -64,6 +61,19 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
         f"Defaults below are those of the {DEFAULT_PRESET!r} preset.",
     )
     # Every setting defaults to None (not given), so that a config file can fill what the command line leaves.
+    _add_experiment_options(p)
+    _add_execution_options(p)
+    add_verbosity(p, argparse.SUPPRESS)
+    p.set_defaults(func=cmd_run)
+
+
+def _add_experiment_options(p: argparse.ArgumentParser) -> None:
+    """What is measured: preset, config, data, methods, ratios, conditions, seed."""
+    from gacc_hf.methods import BUILTINS
+    from gacc_hf.run.conditions import CONDITIONS
+    from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS
+
+    main = PRESETS[DEFAULT_PRESET]
     p.add_argument(
         "--preset",
         help=f"named experiment: {', '.join(f'{k} ({v.description})' for k, v in PRESETS.items())} "
@@ -109,6 +119,12 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--seed", type=int, help=f"run seed: cross-goal pairing and bootstrap (default: {RUN_DEFAULTS['seed']})"
     )
+
+
+def _add_execution_options(p: argparse.ArgumentParser) -> None:
+    """How it runs: cache, output folder, batching, bootstrap, failures, progress, processes."""
+    from gacc_hf.run.presets import RUN_DEFAULTS
+
     p.add_argument("--cache-dir", help=f"cache directory (default: {RUN_DEFAULTS['cache_dir']})")
     p.add_argument(
         "--output-dir",
@@ -135,8 +151,6 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
         default=1,
         help="run on N local processes through `accelerate launch`, sharded by context (default: 1)",
     )
-    add_verbosity(p, argparse.SUPPRESS)
-    p.set_defaults(func=cmd_run)
 
 
 def _columns(text: str) -> dict[str, str]:

@@ -288,7 +288,10 @@ def find_spec_problems(
         if kind == "files":
             files, held = data_files(name, view)
             flat = [p for paths in files.values() for p in paths]
-            splits = {s: [row for path in paths for row in read_rows(path)] for s, paths in files.items()}
+            try:
+                splits = {s: [row for path in paths for row in read_rows(path)] for s, paths in files.items()}
+            except DataValidationError:  # lines that are not JSON rows: list every problem of the files as read
+                return find_file_problems(flat, view == "judge", forbid_gold=held == "public")
             if columns or needs_mapping([c for rows in splits.values() for c in found_columns(rows)]):
                 return mapping_problems(splits, columns, name)
             return find_file_problems(flat, view == "judge", forbid_gold=held == "public")

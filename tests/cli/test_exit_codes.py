@@ -167,7 +167,7 @@ def test_2_a_read_only_results_folder_is_refused_before_any_work(tmp_path):
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         f"gacc run: error: results folder (--output-dir) {ro}/run is not writable "
-        f"({ro}: permission denied or read-only file system)"
+        f"({ro}: Read-only file system)"
     ]
     assert not (tmp_path / "cache").exists()  # refused before anything was computed or stored
 
