@@ -166,8 +166,7 @@ def test_2_a_read_only_results_folder_is_refused_before_any_work(tmp_path):
     proc = run_read_only(ro, cmd)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
-        f"gacc run: error: results folder (--output-dir) {ro}/run is not writable "
-        f"({ro}: Read-only file system)"
+        f"gacc run: error: results folder (--output-dir) {ro}/run is not writable ({ro}: Read-only file system)"
     ]
     assert not (tmp_path / "cache").exists()  # refused before anything was computed or stored
 

@@ -20,6 +20,7 @@ from gacc_hf.cli import main
 from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.methods.openai_server import parse_spec
 from gacc_hf.run.limits import MAX_ANSWER_CHARS, MAX_RESPONSE_BYTES
+from tests.helpers.paths import ROOT
 
 KEY = "sk-redteam-4b9e1f-never-stored"  # a sentinel: reaches the server, nothing else
 
@@ -353,7 +354,7 @@ def test_the_dataset_card_does_not_list_summarization():
     from gacc_hf.data.card import TASK_CATEGORIES
 
     assert TASK_CATEGORIES == ["question-answering"]
-    assert "summarization" not in (Path(__file__).parents[1] / "dataset_scripts/gacc_bench/README.md").read_text()
+    assert "summarization" not in (ROOT / "dataset_scripts" / "gacc_bench" / "README.md").read_text()
 
 
 # item 20: an unwritable --output-dir is refused before the run
