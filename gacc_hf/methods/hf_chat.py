@@ -28,8 +28,8 @@ from typing import Any
 from gacc_hf.data.language import detect_language, primary
 from gacc_hf.methods.prefix_decoding import decode_shared_prefix, eos_ids, plain_greedy
 from gacc_hf.methods.weights import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec, torch_device
+from gacc_hf.progress import report
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
-from gacc_hf.run.progress import report
 from gacc_hf.tokenizer import get_codec
 
 # Templates by role, then by language (the primary subtag of the text's language, `gacc_hf.data.language`), so

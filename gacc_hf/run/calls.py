@@ -8,7 +8,7 @@ flight and that half second, and a rerun computes only what is missing. Each ite
 once per run: a method's `batch()` that raises fails its whole chunk (or stops the run), and one that
 returns the wrong number of outputs is a contract error naming the method, never retried item by item.
 Failures stop the run with the item named (`on_error="raise"`) or are recorded and retried by the next
-run (`on_error="record"`); failures are never cached. Progress moves per item (`gacc_hf.run.progress`) and
+run (`on_error="record"`); failures are never cached. Progress moves per item (`gacc_hf.progress`) and
 each role ends with a one-line summary.
 """
 
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from gacc_hf.methods.registry import resolve
+from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, revision_of
 from gacc_hf.redaction import redact
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.limits import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, clip
-from gacc_hf.run.progress import RoleProgress
 from gacc_hf.run.rolling import FLUSH_SECONDS, Follow, RollingRun, Stage, concurrency_of
 from gacc_hf.text.hygiene import encoding_problem
 from gacc_hf.tokenizer import get_codec

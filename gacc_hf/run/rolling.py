@@ -22,8 +22,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS
-from gacc_hf.run.progress import RoleProgress
 
 if TYPE_CHECKING:
     from gacc_hf.run.calls import Executor, Method, Task

@@ -12,10 +12,10 @@ import pytest
 from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.methods.judges import ExactJudge
 from gacc_hf.methods.rules import FieldsReader
+from gacc_hf.progress import RoleProgress, report
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.calls import Executor
-from gacc_hf.run.progress import RoleProgress, report
 
 
 class _Windowed:
@@ -108,12 +108,12 @@ def test_progress_moves_per_item_inside_a_batch_and_each_role_ends_with_a_summar
         if args[0] == "reader":
             reader.bar = self
 
-    caplog.set_level(logging.INFO, logger="gacc_hf.run.progress")
+    caplog.set_level(logging.INFO, logger="gacc_hf.progress")
     with mock.patch.object(RoleProgress, "__init__", keep):
         run_benchmark(ROWS, reader=reader, judge="exact", batch_size=8, cache_dir=cache_dir, **KW)
     assert reader.seen == list(range(1, 25))  # one step per item, across three chunks of 8
     assert reader.bar is not None and reader.bar.done == 24  # the over-report was capped
-    lines = [r.getMessage() for r in caplog.records if r.name == "gacc_hf.run.progress"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "gacc_hf.progress"]
     assert len(lines) == 3  # compressor, reader, judge
     assert any(line.startswith("reader reporting: 24 items in ") and "items/s" in line for line in lines)
     assert any("generated tokens/s" in line for line in lines if line.startswith("reader"))
