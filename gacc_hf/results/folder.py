@@ -161,10 +161,11 @@ DERIVED = (REPORT_FILE, SCORES_PNG, GAPS_PNG)
 def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
     """Scores and goal gaps computed from the answer rows alone, with the run's bootstrap settings."""
     n_boot, seed = int(config.get("n_bootstrap", 1000)), int(config.get("seed", 0))
+    scores = score_answers(list(answers), n_boot, seed)
     return {
-        "scores": score_answers(list(answers), n_boot, seed),
+        "scores": scores,
         "gaps": condition_gaps(answers, n_boot, seed),
-        "scores_by_language": score_by_language(list(answers), n_boot, seed),
+        "scores_by_language": score_by_language(list(answers), n_boot, seed, scores),
     }
 
 

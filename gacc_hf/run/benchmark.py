@@ -153,7 +153,7 @@ def run_benchmark(
     scores = score_answers(answers, n_bootstrap, seed)
     return BenchmarkResult(
         scores=scores,
-        scores_by_language=score_by_language(answers, n_bootstrap, seed),
+        scores_by_language=score_by_language(answers, n_bootstrap, seed, scores),
         memories=plan.ledger,
         answers=answers,
         calls=dict(ex.calls),

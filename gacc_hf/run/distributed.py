@@ -136,9 +136,11 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
     memories = sorted((row for p in parts for row in p.memories), key=lambda row: position[row["goal_id"]])
     answers = sorted((row for p in parts for row in p.answers), key=lambda row: position[row["goal_id"]])
     first = parts[0]
+    n_boot, seed = first.config["n_bootstrap"], first.config["seed"]
+    scores = score_answers(answers, n_boot, seed)
     return BenchmarkResult(
-        scores=score_answers(answers, first.config["n_bootstrap"], first.config["seed"]),
-        scores_by_language=score_by_language(answers, first.config["n_bootstrap"], first.config["seed"]),
+        scores=scores,
+        scores_by_language=score_by_language(answers, n_boot, seed, scores),
         memories=memories,
         answers=answers,
         calls={role: sum(p.calls[role] for p in parts) for role in first.calls},

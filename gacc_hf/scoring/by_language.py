@@ -33,11 +33,19 @@ def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(row["language"]) for row in answers))
 
 
-def score_by_language(answers: Sequence[Mapping[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
+def score_by_language(
+    answers: Sequence[Mapping[str, Any]], n_bootstrap: int, seed: int, overall: Sequence[Mapping[str, Any]] = ()
+) -> list[dict[str, Any]]:
     """One score row per (language, compressor, condition, ratio), languages in first-seen order, each a
-    `score_answers` row with its `language` first."""
+    `score_answers` row with its `language` first.
+
+    `overall`, the run's `score_answers(answers, n_bootstrap, seed)` when the caller has it, is reused for a
+    one-language run: its rows are exactly what scoring the same rows again would give."""
+    languages = answer_languages(answers)
+    if len(languages) == 1 and overall:
+        return [{"language": languages[0], **row} for row in overall]
     out: list[dict[str, Any]] = []
-    for language in answer_languages(answers):
+    for language in languages:
         rows = [dict(row) for row in answers if row["language"] == language]
         out += [{"language": language, **row} for row in score_answers(rows, n_bootstrap, seed)]
     return out

@@ -91,6 +91,7 @@ def normalize_answer(text: str) -> str:
     return normalized(text).key
 
 
+@functools.lru_cache(maxsize=1 << 16)  # evidence and leak audits ask the same (reference, memory) pairs again
 def occurs(needle: str, haystack: str) -> bool:
     """Whether a normalised needle occurs in a normalised haystack, bounded where both sides are spaced words.
 
