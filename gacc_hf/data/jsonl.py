@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -47,23 +46,39 @@ def read_rows(path: str | Path) -> list[dict[str, Any]]:
             return pq.read_table(path).to_pylist()
         except (OSError, pa.ArrowException) as exc:
             raise DataSourceError(f"{path}: not a readable Parquet file: {exc}") from exc
-    rows: list[Any] = []
+    rows, bad = read_lines(path)
+    if bad:
+        raise DataValidationError(bad)
+    return [row for _, row in rows]
+
+
+def read_lines(path: Path) -> tuple[list[tuple[int, Any]], list[Problem]]:
+    """The rows of a JSONL file with their row number, and the problems of its lines, without raising for them.
+
+    A line that is not JSON gives a problem and no row. A line whose only fault is a key given twice gives the
+    problem *and* its row (the last value kept, as JSON does), so that `gacc data validate` lists that row's
+    other problems too instead of hiding them behind the repeated key.
+    """
+    rows: list[tuple[int, Any]] = []
     bad: list[Problem] = []
+    index = -1  # the row number: non-blank lines counted from 0
     try:
         with path.open("rb") as fh:
             for n, raw in enumerate(fh, 1):
                 line = raw[3:] if n == 1 and raw.startswith(codecs.BOM_UTF8) else raw  # a leading BOM is allowed
                 if not line.strip():
                     continue
+                index, repeated = index + 1, []
                 try:
-                    rows.append(parse_json_line(line))
+                    row = parse_json_line(line, repeated=repeated)
                 except ValueError as exc:
-                    bad.append(Problem(len(rows) + len(bad), getattr(exc, "field", "*"), f"line {n} {exc}"))
+                    bad.append(Problem(index, getattr(exc, "field", "*"), f"line {n} {exc}", file=str(path)))
+                    continue
+                bad += [Problem(index, name, f"line {n} {_twice(name)}", file=str(path)) for name in repeated]
+                rows.append((index, row))
     except OSError as exc:
         raise DataSourceError(f"{path}: cannot read the file: {exc.strerror or exc}") from exc
-    if bad:
-        raise DataValidationError([replace(p, file=str(path)) for p in bad])
-    return rows
+    return rows, bad
 
 
 class _LineError(ValueError):
@@ -74,26 +89,38 @@ class _LineError(ValueError):
         self.field = field
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for name, value in pairs:
-        if name in obj:
-            raise _LineError(f"has the key {name!r} twice in one object (JSON would keep only the last)", name)
-        obj[name] = value
-    return obj
+def _twice(name: str) -> str:
+    return f"has the key {name!r} twice in one object (JSON would keep only the last)"
 
 
-def parse_json_line(line: bytes) -> Any:
+def _keys_once(repeated: list[str] | None) -> Callable[[list[tuple[str, Any]]], dict[str, Any]]:
+    """The object hook: a repeated key raises, or, given a `repeated` list, is noted there and the last value kept."""
+
+    def hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for name, value in pairs:
+            if name in obj:
+                if repeated is None:
+                    raise _LineError(_twice(name), name)
+                repeated.append(name)
+            obj[name] = value
+        return obj
+
+    return hook
+
+
+def parse_json_line(line: bytes, *, repeated: list[str] | None = None) -> Any:
     """One JSONL line, strictly: UTF-8, valid JSON, no duplicate keys, bounded nesting and integers.
 
-    Raises ValueError with a message that completes "line N ..." (e.g. "is not valid JSON: ...").
+    Raises ValueError with a message that completes "line N ..." (e.g. "is not valid JSON: ..."). With a
+    `repeated` list, a key given twice is appended there instead of raising.
     """
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _LineError(f"is not UTF-8 text ({exc.reason}: byte 0x{line[exc.start]:02x} at byte {exc.start})") from exc
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys)
+        return json.loads(text, object_pairs_hook=_keys_once(repeated))
     except _LineError:
         raise
     except json.JSONDecodeError as exc:
@@ -115,15 +142,15 @@ def find_file_problems(
     rows: list[dict[str, Any]] = []
     origins: list[tuple[str, int]] = []
     for path in files:
-        try:
-            file_rows = read_rows(path)
-        except DataValidationError as exc:
-            problems.extend(exc.problems)
-            continue
-        if not file_rows:
+        if Path(path).suffix == ".jsonl" and Path(path).is_file():
+            numbered, bad = read_lines(Path(path))
+        else:
+            numbered, bad = list(enumerate(read_rows(path))), []
+        problems.extend(bad)
+        if not numbered and not bad:
             problems.append(Problem(0, "*", "the file has no rows", file=str(path)))
-        rows.extend(file_rows)
-        origins.extend((str(path), i) for i in range(len(file_rows)))
+        rows.extend(row for _, row in numbered)
+        origins.extend((str(path), i) for i, _ in numbered)
     return problems + find_problems(rows, require_gold, forbid_gold=forbid_gold, origins=origins)
 
 

@@ -371,3 +371,20 @@ def test_an_unwritable_output_dir_is_found_before_the_run(tmp_path, capsys, monk
     assert "calls:" not in err
     assert main([*run, "--output-dir", str(tmp_path / "ok")]) == 0  # quiet side
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".gacc-write-check")] == []
+
+
+# item 20: a file with a key given twice reports that problem and the file's other ones
+def test_a_repeated_key_does_not_hide_the_files_other_problems(tmp_path, capsys):
+    good = synthetic_rows(seed=0, contexts=1)
+    first = json.dumps(dict(good[0], questions=[]))  # its own problem: no questions
+    first = first[:-1] + ', "goal": "the goal again"}'  # and the key `goal` twice
+    second = json.dumps(dict(good[1], gold=[]))  # another row's problem: no gold
+    path = tmp_path / "data.jsonl"
+    path.write_text("\n".join([first, second, *map(json.dumps, good[2:])]) + "\n", encoding="utf-8")
+    assert main(["data", "validate", str(path)]) == 2
+    out = capsys.readouterr().out
+    assert "row 0, field 'goal': line 1 has the key 'goal' twice" in out
+    assert "row 0 (goal_id='syn-0-000000/g0'), field 'questions'" in out  # hidden before
+    assert "row 1 (goal_id='syn-0-000000/g1'), field 'gold'" in out
+    assert main(["run", "--preset", "rules", "--data", str(path), "--output-dir", str(tmp_path / "o")]) == 2
+    assert "twice" in capsys.readouterr().err and not (tmp_path / "o").exists()  # loading still refuses
