@@ -113,6 +113,7 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
         integrity_table=_table(["counter", "value"], [[k, v] for k, v in p["integrity"].items()]),
         exposures=len(exposures),
         exposure_table=_exposure_table(exposures),
+        methods=any(not is_ceiling(s) for s in run.scores),
         score_table=_score_table([s for s in run.scores if not is_ceiling(s)], evidence),
         ceiling_table=_score_table(ceilings, evidence) if ceilings else "",
         gap_table=_gap_table(p["gaps"]) if p.get("gaps") else "",

@@ -117,3 +117,20 @@ def test_an_edited_readme_number_is_caught(readme):
     edited[8][6] = "+6.4 [−1.9, +14.2]"  # embed own: its gap
     wrong = [cells[:2] for cells, expected in readme_cells(run, edited, last) if cells != expected]
     assert wrong == [["goal-lines", "own"], ["embed", "own"]]
+
+
+LANGUAGE_HEAD = "| language | memory | Micro [95% CI] | Macro | evidence recall [95% CI] | questions |"
+MEMORIES = {"full source": "full", "oracle, r = 0.2": "oracle"}
+
+
+def test_the_readme_language_table_is_the_bilingual_runs(readme):
+    run = verify_folder(RUNS / "bilingual")
+    assert run.payload["integrity"] == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
+    assert run.config["limit"] is None and not run.payload["errors"]
+    by_language = {(s["language"], s["condition"]): s for s in run.payload["scores_by_language"]}
+    rows = table_rows(readme, LANGUAGE_HEAD)
+    assert {(c[0], MEMORIES[c[1]]) for c in rows} == set(by_language)  # every language and ceiling, no other
+    for cells in rows:
+        s = by_language[(cells[0], MEMORIES[cells[1]])]
+        expected = [cells[0], cells[1], _ci(s, "micro"), f"{s['macro']:.3f}", _ci(s, "evidence_micro")]
+        assert cells == [*expected, str(s["n_questions"])], f"README language table: row {cells[:2]}"
