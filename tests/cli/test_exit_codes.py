@@ -14,12 +14,11 @@ from pathlib import Path
 import pytest
 
 from gacc_hf.cli import main
-from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.protocol import CompressorInput
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
+from tests.helpers.cli import ROWS, outcome, run_args
 from tests.helpers.fs import run_read_only
 
-ROWS = synthetic_rows(seed=4, contexts=2, goals_per_context=1, questions_per_goal=2)
 QUESTION = ROWS[0]["questions"][0]["question"]
 
 
@@ -48,33 +47,13 @@ class Buggy:
         raise ZeroDivisionError("division by zero in __init__")
 
 
-def _data(tmp_path: Path) -> Path:
-    path = tmp_path / "data.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    return path
-
-
-def _run(tmp_path: Path, *extra: str) -> list[str]:
-    args = ["run", "--data", str(_data(tmp_path)), "--compressors", "truncate", "--reader", "fields"]
-    args += ["--judge", "exact", "--ratios", "0.5", "--conditions", "own", "--bootstrap", "0", "--no-progress"]
-    args += ["--verbosity", "WARNING"]  # stderr holds only the errors
-    args += ["--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
-    return [*args, *extra]  # later options win
-
-
-def _code(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_0_success(tmp_path, capsys):
-    code, out, err = _code(_run(tmp_path), capsys)
+    code, out, err = outcome(run_args(tmp_path), capsys)
     assert code == 0 and "results:" in out and err == ""
 
 
 def test_1_an_integrity_counter_is_not_0(tmp_path, capsys):
-    code, _out, _ = _code(_run(tmp_path, "--compressors", "import:tests.cli.test_exit_codes:Cheat"), capsys)
+    code, _out, _ = outcome(run_args(tmp_path, "--compressors", "import:tests.cli.test_exit_codes:Cheat"), capsys)
     assert code == 1
     assert json.loads((tmp_path / "out" / "results.json").read_text())["integrity"]["exposures"] > 0
 
@@ -150,7 +129,7 @@ BAD_INPUT = {
 @pytest.mark.parametrize("case", BAD_INPUT)
 def test_2_bad_input_configuration_or_environment_is_one_line_before_any_work(case, tmp_path, capsys):
     extra, message = BAD_INPUT[case]
-    code, _out, err = _code(_run(tmp_path, *extra(tmp_path)), capsys)
+    code, _out, err = outcome(run_args(tmp_path, *extra(tmp_path)), capsys)
     assert code == 2, err
     lines = err.splitlines()
     # one line; bad data: one line per problem under a count
@@ -162,7 +141,7 @@ def test_2_bad_input_configuration_or_environment_is_one_line_before_any_work(ca
 def test_2_a_read_only_results_folder_is_refused_before_any_work(tmp_path):
     ro = tmp_path / "ro"
     ro.mkdir()
-    cmd = [sys.executable, "-m", "gacc_hf", *_run(tmp_path, "--output-dir", str(ro / "run"))]
+    cmd = [sys.executable, "-m", "gacc_hf", *run_args(tmp_path, "--output-dir", str(ro / "run"))]
     proc = run_read_only(ro, cmd)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip().splitlines() == [
@@ -172,19 +151,19 @@ def test_2_a_read_only_results_folder_is_refused_before_any_work(tmp_path):
 
 
 def test_2_a_read_only_warm_cache_is_fine(tmp_path, capsys):
-    assert main(_run(tmp_path)) == 0
+    assert main(run_args(tmp_path)) == 0
     capsys.readouterr()
     out = tmp_path / "out2"
-    cmd = [sys.executable, "-m", "gacc_hf", *_run(tmp_path, "--output-dir", str(out))]
+    cmd = [sys.executable, "-m", "gacc_hf", *run_args(tmp_path, "--output-dir", str(out))]
     proc = run_read_only(tmp_path / "cache", cmd)
     assert proc.returncode == 0, proc.stderr
     assert json.loads((out / "results.json").read_text())["calls"] == {"compressor": 0, "reader": 0, "judge": 0}
 
 
 def test_2_data_validate_and_other_commands(tmp_path, capsys):
-    code, out, _ = _code(["data", "validate", str(_write_file(tmp_path / "x.jsonl"))], capsys)
+    code, out, _ = outcome(["data", "validate", str(_write_file(tmp_path / "x.jsonl"))], capsys)
     assert code == 2 and out.endswith("1 problem(s) in " + str(tmp_path / "x.jsonl") + "\n")
-    code, _, err = _code(["report", str(tmp_path / "no-run")], capsys)
+    code, _, err = outcome(["report", str(tmp_path / "no-run")], capsys)
     assert code == 2 and err.count("\n") == 1 and "no-run" in err
     with pytest.raises(SystemExit) as info:  # argparse: an unparsable value
         main(["run", "--ratios", "half"])
@@ -194,37 +173,37 @@ def test_2_data_validate_and_other_commands(tmp_path, capsys):
 
 def test_3_model_failures_recorded_or_stopping_the_run(tmp_path, capsys):
     broken = ["--compressors", "import:tests.cli.test_exit_codes:Broken"]
-    code, _, err = _code(_run(tmp_path, *broken, "--on-error", "record"), capsys)
+    code, _, err = outcome(run_args(tmp_path, *broken, "--on-error", "record"), capsys)
     assert code == 3 and "2 model failure(s) recorded; rerun the same command to retry them" in err
     assert len(json.loads((tmp_path / "out" / "results.json").read_text())["errors"]) == 2
-    code, _out, err = _code(
-        _run(tmp_path, *broken, "--on-error", "raise", "--output-dir", str(tmp_path / "o2")), capsys
+    code, _out, err = outcome(
+        run_args(tmp_path, *broken, "--on-error", "raise", "--output-dir", str(tmp_path / "o2")), capsys
     )
     assert code == 3 and err.count("\n") == 1
     assert "compressor 'Broken' failed on goal_id=" in err and "RuntimeError: the model ran out of memory" in err
 
 
 def test_4_a_bug_prints_its_traceback(tmp_path, capsys):
-    code, _, err = _code(_run(tmp_path, "--compressors", "import:tests.cli.test_exit_codes:Buggy"), capsys)
+    code, _, err = outcome(run_args(tmp_path, "--compressors", "import:tests.cli.test_exit_codes:Buggy"), capsys)
     assert code == 4
     assert "Traceback (most recent call last)" in err and "ZeroDivisionError" in err
     assert err.splitlines()[-1] == "gacc run: error: unexpected ZeroDivisionError: division by zero in __init__"
 
 
 def test_verbose_shows_the_traceback_of_an_expected_error(tmp_path, capsys):
-    code, _, err = _code([*_run(tmp_path, "--bootstrap", "-1"), "--verbose"], capsys)
+    code, _, err = outcome([*run_args(tmp_path, "--bootstrap", "-1"), "--verbose"], capsys)
     assert code == 2 and "Traceback (most recent call last)" in err
     assert err.splitlines()[-1] == "gacc run: error: --bootstrap must be >= 0, got -1"
 
 
 def test_a_process_exit_code_and_a_closed_pipe(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "gacc_hf", *_run(tmp_path, "--num-processes", "0")], capture_output=True, text=True
+        [sys.executable, "-m", "gacc_hf", *run_args(tmp_path, "--num-processes", "0")], capture_output=True, text=True
     )
     assert proc.returncode == 2 and proc.stderr == "gacc run: error: --num-processes must be >= 1, got 0\n"
     for command in ("data stats sample", "publish --dry-run --repo-id me/model --dataset-repo me/data {run}"):
         if "{run}" in command:
-            assert main(_run(tmp_path)) == 0
+            assert main(run_args(tmp_path)) == 0
         shell = f"{sys.executable} -m gacc_hf {command.format(run=tmp_path / 'out')} | head -c 10"
         proc = subprocess.run(["bash", "-o", "pipefail", "-c", shell], capture_output=True, text=True)
         assert proc.returncode == 0 and proc.stderr == "" and len(proc.stdout) == 10, proc.stderr
@@ -233,7 +212,7 @@ def test_a_process_exit_code_and_a_closed_pipe(tmp_path):
 def test_credentials_in_a_method_url_are_refused_before_a_launch_even_verbose(tmp_path, capsys):
     spec = "openai:m@http://admin:hunter2-secret@127.0.0.1:9/v1"
     for extra in (["--num-processes", "2"], ["--verbose"]):
-        code, out, err = _code(_run(tmp_path, "--reader", spec, *extra), capsys)
+        code, out, err = outcome(run_args(tmp_path, "--reader", spec, *extra), capsys)
         assert code == 2 and "hunter2" not in out + err and "admin" not in out + err
         assert err.splitlines()[-1] == (
             "gacc run: error: --reader openai:m@http://***@127.0.0.1:9/v1: credentials in a URL are never sent; "

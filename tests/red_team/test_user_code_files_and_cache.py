@@ -7,7 +7,6 @@ one meaning of the exit code: 2 for bad input or environment, 3 for a model fail
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import sqlite3
@@ -20,29 +19,8 @@ from pathlib import Path
 import pytest
 
 from gacc_hf.cli import main
-from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.run.cache import CACHE_FILENAME, Cache, check_cache
-
-ROWS = synthetic_rows(seed=4, contexts=2, goals_per_context=1, questions_per_goal=2)
-
-
-def _data(tmp_path: Path) -> Path:
-    path = tmp_path / "data.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    return path
-
-
-def _run(tmp_path: Path, *extra: str) -> list[str]:
-    args = ["run", "--data", str(_data(tmp_path)), "--compressors", "truncate", "--reader", "fields"]
-    args += ["--judge", "exact", "--ratios", "0.5", "--conditions", "own", "--bootstrap", "0", "--no-progress"]
-    args += ["--verbosity", "WARNING", "--cache-dir", str(tmp_path / "cache"), "--output-dir", str(tmp_path / "out")]
-    return [*args, *extra]
-
-
-def _code(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.helpers.cli import outcome, run_args
 
 
 @pytest.fixture
@@ -67,7 +45,7 @@ def user_module(tmp_path, monkeypatch):
 
 def _refused(tmp_path, capsys, spec: str, *extra: str) -> str:
     """Run with `spec` as compressor; assert one line, exit 2, nothing computed; the error line."""
-    code, _out, err = _code(_run(tmp_path, "--compressors", spec, *extra), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--compressors", spec, *extra), capsys)
     assert code == 2, err
     assert "Traceback" not in err and len(err.splitlines()) == 1, err
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
@@ -120,7 +98,7 @@ def test_7_a_class_with_default_arguments_is_built(tmp_path, capsys, user_module
                 return item.context
         """
     )
-    code, _out, err = _code(_run(tmp_path, "--compressors", f"import:{name}:Defaults"), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--compressors", f"import:{name}:Defaults"), capsys)
     assert code == 0, err
 
 
@@ -141,10 +119,10 @@ def test_8_system_exit_inside_a_compressor_fails_the_item(tmp_path, capsys, user
         quits.revision = "quits-1"
         """
     )
-    code, _out, err = _code(_run(tmp_path, "--compressors", f"import:{name}:quits"), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--compressors", f"import:{name}:quits"), capsys)
     assert code == 3 and "compressor 'quits' failed on goal_id=" in err and "SystemExit: 0" in err
-    code, out, err = _code(
-        _run(
+    code, out, err = outcome(
+        run_args(
             tmp_path,
             "--compressors",
             f"import:{name}:quits",
@@ -170,7 +148,7 @@ def test_8_system_exit_inside_a_windowed_method_fails_the_item(tmp_path, capsys,
                 raise SystemExit(0)
         """
     )
-    code, _out, err = _code(_run(tmp_path, "--reader", f"import:{name}:Quits"), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--reader", f"import:{name}:Quits"), capsys)
     assert code == 3 and "reader 'Quits' failed on" in err and "SystemExit: 0" in err
 
 
@@ -195,7 +173,7 @@ def test_9_batch_returning_none_is_a_contract_error_without_traceback(tmp_path, 
                 return None
         """
     )
-    code, _out, err = _code(_run(tmp_path, "--compressors", f"import:{name}:NoBatch"), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--compressors", f"import:{name}:NoBatch"), capsys)
     assert code == 3 and "Traceback" not in err and len(err.splitlines()) == 1, err
     assert "compressor 'NoBatch': batch() returned NoneType for 2 inputs" in err
 
@@ -213,7 +191,7 @@ def test_9_a_str_subclass_output_is_stored_as_plain_text(tmp_path, capsys, user_
         fancy.revision = "fancy-1"
         """
     )
-    code, _out, err = _code(_run(tmp_path, "--compressors", f"import:{name}:fancy"), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--compressors", f"import:{name}:fancy"), capsys)
     assert code == 0, err
     memories = [v for k, _, v in Cache(tmp_path / "cache").entries() if k == "memory"]
     assert len(memories) == 2 and all(type(v["memory"]) is str and v["memory"] for v in memories)
@@ -224,7 +202,7 @@ def test_9_a_str_subclass_output_is_stored_as_plain_text(tmp_path, capsys, user_
 def test_9_a_revision_that_is_not_a_nonempty_string_is_refused(revision, tmp_path, capsys, user_module):
     name, _ = user_module(f"def cut(item):\n    return item.context\n\ncut.revision = {revision}\n")
     if revision == "None":  # stays quiet: no revision given, one is derived from the code
-        code, _out, err = _code(_run(tmp_path, "--compressors", f"import:{name}:cut"), capsys)
+        code, _out, err = outcome(run_args(tmp_path, "--compressors", f"import:{name}:cut"), capsys)
         assert code == 0, err
         return
     err = _refused(tmp_path, capsys, f"import:{name}:cut")
@@ -235,21 +213,23 @@ def test_9_a_revision_that_is_not_a_nonempty_string_is_refused(revision, tmp_pat
 @pytest.mark.parametrize("inside", ["cache", ""])
 def test_10_a_cache_inside_the_results_folder_is_refused_before_any_work(inside, tmp_path, capsys):
     out = tmp_path / "X"
-    assert main(_run(tmp_path, "--output-dir", str(out))) == 0  # X holds a run
+    assert main(run_args(tmp_path, "--output-dir", str(out))) == 0  # X holds a run
     capsys.readouterr()
     before = sorted(p.name for p in out.iterdir())
     cache = out / inside if inside else out
-    code, _o, err = _code(_run(tmp_path, "--output-dir", str(out), "--cache-dir", str(cache), "--overwrite"), capsys)
+    code, _o, err = outcome(
+        run_args(tmp_path, "--output-dir", str(out), "--cache-dir", str(cache), "--overwrite"), capsys
+    )
     assert code == 2 and f"--cache-dir {cache} is inside the results folder --output-dir {out}" in err
     assert sorted(p.name for p in out.iterdir()) == before  # nothing computed, nothing replaced
     fresh = tmp_path / "fresh"
-    code, _o, err = _code(_run(tmp_path, "--output-dir", str(fresh), "--cache-dir", str(fresh / "c")), capsys)
+    code, _o, err = outcome(run_args(tmp_path, "--output-dir", str(fresh), "--cache-dir", str(fresh / "c")), capsys)
     assert code == 2 and "is inside the results folder" in err and not fresh.exists()
 
 
 # item 10: stays quiet for a cache beside the results folder, and for a results folder inside the cache's parent
 def test_10_a_cache_beside_the_results_folder_is_fine(tmp_path, capsys):
-    args = _run(tmp_path, "--output-dir", str(tmp_path / "X"), "--cache-dir", str(tmp_path / "X-cache"))
+    args = run_args(tmp_path, "--output-dir", str(tmp_path / "X"), "--cache-dir", str(tmp_path / "X-cache"))
     assert main(args) == 0 and main([*args, "--overwrite"]) == 0
     assert Cache(tmp_path / "X-cache").count("memory") == 2
 
@@ -327,7 +307,7 @@ def test_12_a_foreign_sqlite_file_is_refused_and_left_untouched(tmp_path, capsys
     db.commit()
     db.close()
     before = (folder / CACHE_FILENAME).read_bytes()
-    code, _out, err = _code(_run(tmp_path), capsys)
+    code, _out, err = outcome(run_args(tmp_path), capsys)
     assert (
         code == 2 and f"cache {folder / CACHE_FILENAME} is not a gacc cache (a SQLite database with tables users" in err
     )
@@ -359,20 +339,20 @@ def test_13_a_fifo_or_a_device_as_data_is_named_for_what_it_is(tmp_path, capsys)
     fifo = tmp_path / "pipe.jsonl"
     os.mkfifo(fifo)
     for data, what in ((fifo, "a named pipe (FIFO)"), (Path("/dev/zero"), "a character device")):
-        code, _out, err = _code(_run(tmp_path, "--data", str(data)), capsys)
+        code, _out, err = outcome(run_args(tmp_path, "--data", str(data)), capsys)
         assert code == 2 and f"{data}: {what}, not a data file or folder" in err, err
         assert "no such file" not in err
-    code, _out, err = _code(_run(tmp_path, "--data", str(tmp_path / "nope.jsonl")), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--data", str(tmp_path / "nope.jsonl")), capsys)
     assert code == 2 and "no such file or folder" in err  # stays as it was for a missing path
 
 
 # item 14
 def test_14_a_full_disk_while_writing_the_results_names_the_file(tmp_path, capsys):
-    assert main(_run(tmp_path, "--output-dir", str(tmp_path / "warm"))) == 0  # the cache is warm: no disk needed
+    assert main(run_args(tmp_path, "--output-dir", str(tmp_path / "warm"))) == 0  # the cache is warm: no disk needed
     capsys.readouterr()
     with _tmpfs(tmp_path / "small", "1m") as disk:
         _fill(disk)
-        code, _out, err = _code(_run(tmp_path, "--output-dir", str(disk / "run"), "--verbose"), capsys)
+        code, _out, err = outcome(run_args(tmp_path, "--output-dir", str(disk / "run"), "--verbose"), capsys)
         assert code == 2 and "No space left on device" in err, err
         assert err.splitlines()[-1] == (
             f"gacc run: error: {disk}/run/answers.parquet: No space left on device: check the path, its "
@@ -383,7 +363,7 @@ def test_14_a_full_disk_while_writing_the_results_names_the_file(tmp_path, capsy
 
 # item 14
 def test_14_an_empty_output_dir_is_refused(tmp_path, capsys):
-    code, _out, err = _code(_run(tmp_path, "--output-dir", ""), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--output-dir", ""), capsys)
     assert code == 2 and err == "gacc run: error: --output-dir is empty; name a results folder " + (
         "(or leave the option out for runs/<time>-...)\n"
     )
@@ -402,7 +382,7 @@ def test_14_an_empty_output_dir_is_refused(tmp_path, capsys):
 def test_14_config_files_beyond_pythons_limits_name_file_and_key(name, text, says, tmp_path, capsys):
     path = tmp_path / name
     path.write_text(text)
-    code, _out, err = _code(_run(tmp_path, "--config", str(path)), capsys)
+    code, _out, err = outcome(run_args(tmp_path, "--config", str(path)), capsys)
     assert code == 2 and says in err and "Traceback" not in err and len(err.splitlines()) == 1, err
 
 
@@ -421,7 +401,7 @@ def test_15_a_second_run_on_the_same_output_dir_is_refused_while_the_first_runs(
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "usercode"), *sys.path])}
     first = subprocess.Popen(
-        [sys.executable, "-m", "gacc_hf", *_run(tmp_path, "--compressors", f"import:{name}:slow")],
+        [sys.executable, "-m", "gacc_hf", *run_args(tmp_path, "--compressors", f"import:{name}:slow")],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -432,7 +412,7 @@ def test_15_a_second_run_on_the_same_output_dir_is_refused_while_the_first_runs(
     while not lock.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     second = subprocess.run(
-        [sys.executable, "-m", "gacc_hf", *_run(tmp_path, "--overwrite", "--cache-dir", str(tmp_path / "c2"))],
+        [sys.executable, "-m", "gacc_hf", *run_args(tmp_path, "--overwrite", "--cache-dir", str(tmp_path / "c2"))],
         env=env,
         capture_output=True,
         text=True,
@@ -452,7 +432,7 @@ def test_15_a_second_run_on_the_same_output_dir_is_refused_while_the_first_runs(
 def test_15_a_stale_lock_of_a_killed_run_is_recovered(tmp_path, user_module, capsys):
     name, _ = user_module("import time\n\ndef slow(item):\n    time.sleep(5)\n    return item.context\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "usercode"), *sys.path])}
-    args = _run(tmp_path, "--compressors", f"import:{name}:slow")
+    args = run_args(tmp_path, "--compressors", f"import:{name}:slow")
     proc = subprocess.Popen([sys.executable, "-m", "gacc_hf", *args], env=env, stderr=subprocess.DEVNULL)
     lock = tmp_path / ".out.lock"
     deadline = time.monotonic() + 60
@@ -461,14 +441,14 @@ def test_15_a_stale_lock_of_a_killed_run_is_recovered(tmp_path, user_module, cap
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     assert lock.read_text().strip() == str(proc.pid)  # left behind by the killed run
-    code, _out, err = _code(_run(tmp_path), capsys)
+    code, _out, err = outcome(run_args(tmp_path), capsys)
     assert code == 0, err
     assert not lock.exists()
 
 
 # item 16
 def test_16_read_folder_in_a_bare_script_exits_cleanly(tmp_path):
-    assert main(_run(tmp_path)) == 0
+    assert main(run_args(tmp_path)) == 0
     script = textwrap.dedent(
         f"""
         import os
