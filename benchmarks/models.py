@@ -111,7 +111,7 @@ def reader_throughput(n_questions: int, memory: str, batched: bool) -> None:
     answers, rates = {}, {}
     for label, cached, size, least in paths:  # execution settings: same revision, same model
         reader.prefix_cache, reader.batch_size, reader.cache_min_tokens = cached, size, least
-        reader._prefix = None  # no cache carried over from the previous path
+        reader._rows = None  # no prefix cache carried over from the previous path
         start = time.perf_counter()
         answers[label] = reader.batch(items)
         rates[label] = len(items) / (time.perf_counter() - start)

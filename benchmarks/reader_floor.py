@@ -3,10 +3,9 @@
 1. Harness: `run_benchmark` runs the main job (the `main` preset) on a fresh cache, optionally on its
    first `--limit` groups; the reader's time is the time inside its calls (`result.seconds["reader"]`).
 2. Floor: the same reader items (every distinct memory and question the run read), the same loaded
-   model, threads and dtype, with nothing around the model: each long memory's prompt prefix is
-   prefilled once and all of its questions are decoded together from it; the short memories' prompts
-   are read whole in batches (see `floor`); each row leaves its batch at the token that ends its
-   answer (`decode_shared_prefix`: argmax, end of turn, stop string).
+   model, threads, dtype and batch limits, with nothing around the model: every memory's prompt prefix
+   prefilled once and all questions decoded in shared batches, all items at once (see `floor`); each
+   row leaves its batch at the token that ends its answer (argmax, end of turn, stop string).
 
 The floor is timed before and after the run (the reader items come from a run with the rule reader:
 memories and questions do not depend on the reader) and the lesser time counts, since other work on a
@@ -28,7 +27,7 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from gacc_hf.methods import hf_chat as pipeline
-from gacc_hf.methods.prefix_decoding import decode_shared_prefix, eos_ids
+from gacc_hf.methods.prefix_decoding import RowDecoder, eos_ids
 from gacc_hf.methods.registry import resolve
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.presets import DEFAULTS
@@ -48,38 +47,26 @@ def reader_items(result) -> dict[str, list[str]]:  # type: ignore[no-untyped-def
 def floor(reader, items: dict[str, list[str]]) -> tuple[float, dict[tuple[str, str], str]]:  # type: ignore[no-untyped-def]
     """Seconds for the least decoding work that produces the run's answers; those answers.
 
-    A memory whose prompt prefix has `cache_min_tokens` tokens is prefilled once and all its questions
-    are decoded together; the prompts of shorter memories are read whole, `batch_size` at a time (sorted
-    by length), over the one prefix every prompt shares (system prompt and turn header), prefilled once.
+    Every reader item at once, through a fresh `RowDecoder` with the reader's batch limits: each distinct
+    memory's prompt prefix prefilled once, all questions decoded in shared batches, nothing around it (no
+    runner chunks, cache, tokenizer counts or progress).
     """
-    answers = {}
-    started = time.perf_counter()
-    short: list[tuple[tuple[str, str], list[int]]] = []
+    model, tokenizer = reader.lm.model, reader.lm.tokenizer
+    keys, rows = [], []
     for memory, questions in items.items():
         ids = [reader._prompt_ids(pipeline._chat("reader", memory=memory, question=q)) for q in questions]
-        shared = min(pipeline.common_prefix(ids), min(len(r) for r in ids) - 1)
-        if shared >= reader.cache_min_tokens:
-            answers.update(decode(reader, [(memory, q) for q in questions], ids, shared))
-        else:
-            short += [((memory, q), r) for q, r in zip(questions, ids, strict=True)]
-    short.sort(key=lambda item: len(item[1]))
-    if short:
-        shared = min(pipeline.common_prefix([r for _, r in short]), min(len(r) for _, r in short) - 1)
-        for start in range(0, len(short), reader.batch_size):
-            chunk = short[start : start + reader.batch_size]
-            answers.update(decode(reader, [k for k, _ in chunk], [r for _, r in chunk], shared))
-    return time.perf_counter() - started, answers
-
-
-def decode(reader, keys: list[tuple[str, str]], ids: list[list[int]], shared: int) -> dict[tuple[str, str], str]:  # type: ignore[no-untyped-def]
-    """Prefill `shared` tokens once, decode every prompt's rest as one batch; the answers by key."""
-    model, tokenizer = reader.lm.model, reader.lm.tokenizer
-    prefix = ids[0][:shared]
-    outs = decode_shared_prefix(
-        model, prefix, reader._prefill(tuple(prefix)), [r[shared:] for r in ids], reader.max_new_tokens,
-        eos_ids(model.generation_config), reader._stop_criteria(), tokenizer.pad_token_id,
+        probe = reader._prompt_ids(pipeline._chat("reader", memory=memory, question=pipeline._PROBE))
+        shared = min(pipeline.common_prefix([*ids, probe]), min(len(r) for r in ids) - 1)
+        keys += [(memory, q) for q in questions]
+        rows += [(tuple(r[:shared]), r[shared:]) for r in ids]
+    decoder = RowDecoder(
+        model, reader.max_new_tokens, eos_ids(model.generation_config), reader._stop_criteria(),
+        tokenizer.pad_token_id, reader.batch_size, reader.batch_tokens,
     )  # fmt: skip
-    return {
+    started = time.perf_counter()
+    outs = decoder.decode(rows)
+    seconds = time.perf_counter() - started
+    return seconds, {
         key: pipeline._first_line(tokenizer.decode(out, skip_special_tokens=True))
         for key, out in zip(keys, outs, strict=True)
     }

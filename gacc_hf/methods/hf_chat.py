@@ -12,8 +12,8 @@ with the same prompt are generated once at the largest limit asked for and cut f
 decoding makes the shorter continuation a prefix of the longer one), so a compressor asked for two
 budgets of one (source, goal) pays for one generation. The reader reads differently: its prompt puts
 the memory before the question, and it prefills each memory once and decodes that memory's questions
-from the cache as one batch (`PipelineReader`, `prefix_decoding`), because on a CPU the prompt, not the
-short answer, is most of the work.
+from the caches in shared batches (`PipelineReader`, `prefix_decoding`), because on a CPU the prompt, not
+the short answer, is most of the work, and a decoding step costs about the same for one row as for many.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from gacc_hf.data.language import detect_language, primary
-from gacc_hf.methods.prefix_decoding import decode_shared_prefix, eos_ids, plain_greedy
+from gacc_hf.methods.prefix_decoding import RowDecoder, eos_ids, plain_greedy, prefix_decodable
 from gacc_hf.methods.weights import SMOLLM2, CausalLM, ModelLoadError, load_causal_lm, split_spec, torch_device
 from gacc_hf.progress import report
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
@@ -69,11 +69,16 @@ PROMPT_LANGUAGE = "en"  # the templates of a language without its own
 
 READER_MAX_NEW_TOKENS = 24
 READER_STOP = ("\n",)  # answers are one line: stop there instead of running to max_new_tokens
-PREFIX_CACHE_MIN_TOKENS = 256  # shorter memories are read on the plain, batched path (PipelineReader)
-# Rows per batch on a CUDA device when the spec names no batch_size (every role). The CPU defaults (8, 16
-# for the judge) are measured (docs/performance.md); on a GPU a step of a small model costs far less per row,
-# so batches are larger. A starting point, not a measured optimum: `?batch_size=` overrides it.
+PREFIX_CACHE_MIN_TOKENS = 0  # memories with shorter prompt prefixes are read on the plain path (PipelineReader)
+# Rows per batch when the spec names no batch_size. On a CPU: 8 for the compressor, 16 for the judge and
+# 32 prefix-decoded reader rows within READER_BATCH_TOKENS tokens of key/value cache (about 370 MB for
+# SmolLM2), measured in docs/performance.md. On a CUDA device every role takes CUDA_BATCH_SIZE rows and the
+# reader CUDA_READER_BATCH_TOKENS: a step of a small model costs far less per row there. Starting points,
+# not measured optima: `?batch_size=` overrides the rows.
+READER_BATCH_SIZE = 32
+READER_BATCH_TOKENS = 8_192  # rows x (prompt + answer) tokens of key/value cache per prefix-decoding batch
 CUDA_BATCH_SIZE = 32
+CUDA_READER_BATCH_TOKENS = 65_536
 _PROBE = "?"  # a second question, to find where the prompts of one memory start to differ
 
 _VERDICT = re.compile(r"^\W*(correct|incorrect)\b", re.IGNORECASE)
@@ -211,16 +216,17 @@ def common_prefix(rows: Sequence[Sequence[int]]) -> int:
 class PipelineReader(_ChatMethod):
     """Answers one question from one memory; the answer ends at the first newline or end of turn.
 
-    With `prefix_cache` (the default) the items of a batch are grouped by memory: each distinct memory
-    whose prompt prefix (system prompt, turn header and memory: everything before the question) has at
-    least `cache_min_tokens` tokens is prefilled once into a transformers `DynamicCache`, and its
-    questions are decoded greedily from that cache together, `batch_size` at a time
-    (`prefix_decoding.decode_shared_prefix`), so a long memory is encoded once and its questions share
-    each decoding step. The last prefix is kept across calls, so a memory split over two runner chunks is
-    encoded once too. Shorter memories go through the plain path (one pipeline call per `batch_size`
-    prompts): there decoding, not the prompt, is the work, and batching across memories shares it. Every
-    path gives the same answers (tested); `prefix_cache=False` reads every memory on the plain path, as
-    does a model whose generation settings change greedy decoding (`prefix_decoding.plain_greedy`).
+    With `prefix_cache` (the default) each distinct memory's prompt prefix (system prompt, turn header and
+    memory: everything before the question) is prefilled once into a transformers `DynamicCache`, and the
+    questions are decoded greedily from those caches in shared batches (`prefix_decoding.RowDecoder`): a
+    batch holds the questions of one or several memories, up to `batch_size` rows and `batch_tokens`
+    tokens of key/value cache, so a memory is encoded once and each decoding step (which on a CPU costs
+    about one read of the weights, whatever the rows) serves as many questions as fit. The last prefix is
+    kept across calls, so a memory split over two runner chunks is encoded once too. Memories whose prefix
+    has fewer than `cache_min_tokens` tokens go through the plain path (one pipeline call per `batch_size`
+    prompts). Every path gives the same answers (tested); `prefix_cache=False` reads every memory on the
+    plain path, as does a model whose generation settings change greedy decoding
+    (`prefix_decoding.plain_greedy`) or whose cache has special layers (`prefix_decoding.prefix_decodable`).
 
     A prompt that cannot fit the model's context window (`max_position_embeddings`) with
     `max_new_tokens` after it is not cut: its items get a ValueError in place of an answer, which the
@@ -234,19 +240,21 @@ class PipelineReader(_ChatMethod):
         lm: CausalLM,
         name: str,
         max_new_tokens: int = READER_MAX_NEW_TOKENS,
-        batch_size: int = 8,
+        batch_size: int = READER_BATCH_SIZE,
         dtype: str = "float32",
         prefix_cache: bool = True,
         cache_min_tokens: int = PREFIX_CACHE_MIN_TOKENS,
+        batch_tokens: int = READER_BATCH_TOKENS,
     ) -> None:
         settings = {"max_new_tokens": max_new_tokens, "stop": list(READER_STOP), "answer": "first line, stripped"}
         super().__init__(lm, name, batch_size, settings, dtype)
         self.max_new_tokens = max_new_tokens
         # execution only: same answers, so not in the revision
-        self.prefix_cache = prefix_cache and plain_greedy(lm.model.generation_config)
+        self.prefix_cache = prefix_cache and plain_greedy(lm.model.generation_config) and prefix_decodable(lm.model)
         self.cache_min_tokens = cache_min_tokens
+        self.batch_tokens = batch_tokens
         self.window: int | None = getattr(lm.model.config, "max_position_embeddings", None)
-        self._prefix: tuple[tuple[int, ...], Any] | None = None
+        self._rows: RowDecoder | None = None
         self._stop: tuple[tuple[str, ...], Any] | None = None
 
     def __call__(self, item: ReaderInput) -> str:
@@ -261,6 +269,7 @@ class PipelineReader(_ChatMethod):
         for item in items:
             by_memory.setdefault(item.memory, {})[item.question] = ""
         plain: list[tuple[str, str]] = []
+        rows: list[tuple[str, str, tuple[int, ...], list[int]]] = []  # memory, question, prefix, tail
         for memory, answers in by_memory.items():
             ids = [self._prompt_ids(_chat("reader", memory=memory, question=q)) for q in answers]
             longest = max(len(r) for r in ids)
@@ -275,9 +284,13 @@ class PipelineReader(_ChatMethod):
             probe = self._prompt_ids(_chat("reader", memory=memory, question=_PROBE))  # differs after the memory
             shared = min(common_prefix([*ids, probe]), min(len(r) for r in ids) - 1)
             if self.prefix_cache and shared >= max(1, self.cache_min_tokens):
-                answers.update(self._read_cached(tuple(ids[0][:shared]), dict(zip(answers, ids, strict=True))))
+                prefix = tuple(ids[0][:shared])
+                rows += [(memory, q, prefix, r[shared:]) for q, r in zip(answers, ids, strict=True)]
             else:
                 plain += [(memory, q) for q in answers]
+        decoded = self._decoder().decode([(prefix, tail) for _, _, prefix, tail in rows], report)
+        for (memory, question, _, _), new in zip(rows, decoded, strict=True):
+            by_memory[memory][question] = _first_line(self.lm.tokenizer.decode(new, skip_special_tokens=True))
         chats = [_chat("reader", memory=m, question=q) for m, q in plain]
         for (memory, question), answer in zip(
             plain, self._generate(chats, [self.max_new_tokens] * len(chats), READER_STOP), strict=True
@@ -285,34 +298,20 @@ class PipelineReader(_ChatMethod):
             by_memory[memory][question] = _first_line(answer)
         return [by_memory[i.memory][i.question] for i in items]
 
-    def _read_cached(self, prefix: tuple[int, ...], prompts: dict[str, list[int]]) -> dict[str, str]:
-        """The answers to the questions of one memory (prompt ids by question), decoded from one prefix.
-
-        Questions are batched in order of prompt length, so a batch pads its tails little.
-        """
-        if self._prefix is None or self._prefix[0] != prefix:
-            self._prefix = None  # free the old cache before building the new one
-            self._prefix = (prefix, self._prefill(prefix))
-        cache = self._prefix[1]
-        tokenizer, config = self.lm.tokenizer, self.lm.model.generation_config
-        order = sorted(prompts, key=lambda q: len(prompts[q]))
-        answers = {}
-        for start in range(0, len(order), self.batch_size):
-            questions = order[start : start + self.batch_size]
-            outs = decode_shared_prefix(
-                self.lm.model,
-                prefix,
-                cache,
-                [prompts[q][len(prefix) :] for q in questions],
+    def _decoder(self) -> RowDecoder:
+        """The prefix decoder, built once (its stop-string check scans the vocabulary) and kept with its last prefix."""
+        if self._rows is None or self._rows.stop is not self._stop_criteria():
+            model = self.lm.model
+            self._rows = RowDecoder(
+                model,
                 self.max_new_tokens,
-                eos_ids(config),
+                eos_ids(model.generation_config),
                 self._stop_criteria(),
-                tokenizer.pad_token_id,
+                self.lm.tokenizer.pad_token_id,
+                self.batch_size,
+                self.batch_tokens,
             )
-            for question, out in zip(questions, outs, strict=True):
-                answers[question] = _first_line(tokenizer.decode(out, skip_special_tokens=True))
-            report(len(questions))
-        return answers
+        return self._rows
 
     def _stop_criteria(self) -> Any:
         """transformers' stop-string check for READER_STOP, built once per stop tuple (it scans the vocabulary)."""
@@ -321,15 +320,6 @@ class PipelineReader(_ChatMethod):
         if self._stop is None or self._stop[0] != READER_STOP:
             self._stop = (READER_STOP, StopStringCriteria(self.lm.tokenizer, list(READER_STOP)))
         return self._stop[1]
-
-    def _prefill(self, prefix: tuple[int, ...]) -> Any:
-        import torch
-        from transformers import DynamicCache
-
-        cache = DynamicCache(config=self.lm.model.config)
-        with torch.inference_mode():
-            self.lm.model(input_ids=torch.tensor([prefix], device=self.lm.model.device), cache=cache)
-        return cache
 
 
 def _excerpt(text: str, width: int = 60) -> str:
@@ -384,7 +374,8 @@ def build(role: str, spec: str = SMOLLM2, **kwargs: Any) -> _ChatMethod:
     Options (`gacc_hf.methods.weights.ModelOptions`) are checked before the model is loaded. The method's name
     is the model's name plus the options that change outputs (`smollm2?dtype=bfloat16`), never the
     execution options, so cache keys stay the same on any device, thread count or batch size. On a CUDA
-    device the batch size defaults to CUDA_BATCH_SIZE.
+    device the batch size defaults to CUDA_BATCH_SIZE (and the reader's key/value budget to
+    CUDA_READER_BATCH_TOKENS).
     """
     model, options = split_spec(spec)
     if options.max_new_tokens is not None:
@@ -395,7 +386,9 @@ def build(role: str, spec: str = SMOLLM2, **kwargs: Any) -> _ChatMethod:
         kwargs.setdefault("max_new_tokens", options.max_new_tokens)
     if options.batch_size is not None:
         kwargs.setdefault("batch_size", options.batch_size)
-    elif torch_device(options.device, spec).startswith("cuda"):
+    if torch_device(options.device, spec).startswith("cuda"):
         kwargs.setdefault("batch_size", CUDA_BATCH_SIZE)
+        if role == "reader":
+            kwargs.setdefault("batch_tokens", CUDA_READER_BATCH_TOKENS)
     name = (SMOLLM2 if model == SMOLLM2 else f"hf:{model}") + options.name_suffix()
     return _CLASSES[role](load_causal_lm(model, options), name, dtype=options.dtype, **kwargs)

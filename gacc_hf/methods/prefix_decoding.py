@@ -20,8 +20,8 @@ costs no further step.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 # generation_config fields that change greedy decoding beyond argmax, eos and stop strings; a model
@@ -63,6 +63,101 @@ def eos_ids(generation_config: Any) -> frozenset[int]:
     return frozenset([] if eos is None else [eos] if isinstance(eos, int) else eos)
 
 
+def prefix_decodable(model: Any) -> bool:
+    """Whether the model's cache is all plain, growing `DynamicLayer`s, which `decode_rows` batches in place.
+
+    Sliding-window and other special layers keep their keys differently; such a model is read on the plain path.
+    """
+    from transformers import DynamicCache
+    from transformers.cache_utils import DynamicLayer
+
+    return all(type(layer) is DynamicLayer for layer in DynamicCache(config=model.config).layers)
+
+
+def prefill(model: Any, ids: tuple[int, ...]) -> Prefilled:
+    """The key/value cache of one prompt prefix (batch 1), computed once for every row that extends it."""
+    import torch
+    from transformers import DynamicCache
+
+    if not ids:
+        raise ValueError("decode_shared_prefix needs a non-empty prefix (the pads' queries attend to it)")
+    cache = DynamicCache(config=model.config)
+    with torch.inference_mode():
+        model(input_ids=torch.tensor([ids], device=model.device), cache=cache)
+    return Prefilled(ids, cache)
+
+
+class RowDecoder:
+    """Greedy continuations of (prefix, tail) prompts: each prefix prefilled once, rows decoded in shared batches.
+
+    Rows are batched in order of prefix length, then prefix, then tail length, so a batch pads little and
+    the rows of one prefix are contiguous: a prefix's cache lives only while its batches are built (the
+    last one is kept for the next call, which often continues the same memory). A batch holds at most
+    `rows_per_batch` rows and `batch_tokens` tokens of key/value cache (rows x padded prompt + answer).
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        max_new_tokens: int,
+        eos: frozenset[int],
+        stop: Any,
+        pad_token_id: int,
+        rows_per_batch: int,
+        batch_tokens: int,
+    ) -> None:
+        self.model, self.max_new_tokens, self.eos, self.stop = model, max_new_tokens, eos, stop
+        self.pad_token_id, self.rows_per_batch, self.batch_tokens = pad_token_id, rows_per_batch, batch_tokens
+        self._last: Prefilled | None = None
+
+    def decode(
+        self, rows: Sequence[tuple[tuple[int, ...], Sequence[int]]], done: Callable[[int], None] | None = None
+    ) -> list[list[int]]:
+        """The continuation token ids of every row, in order; `done(n)` after each batch of n rows."""
+        out: list[list[int]] = [[] for _ in rows]
+        for batch in self.batches(rows):
+            prefixes = {p: self._prefilled(p) for p in dict.fromkeys(rows[i][0] for i in batch)}
+            ids = decode_rows(
+                self.model,
+                [(prefixes[rows[i][0]], rows[i][1]) for i in batch],
+                self.max_new_tokens,
+                self.eos,
+                self.stop,
+                self.pad_token_id,
+            )
+            for i, new in zip(batch, ids, strict=True):
+                out[i] = new
+            if done is not None:
+                done(len(batch))
+        return out
+
+    def batches(self, rows: Sequence[tuple[tuple[int, ...], Sequence[int]]]) -> list[list[int]]:
+        """Row indices in decoding order, cut into batches within `rows_per_batch` and `batch_tokens`.
+
+        A batch's cache is rows x (longest prefix + longest tail + max_new_tokens); a row too long for the
+        budget on its own is a batch of one.
+        """
+        order = sorted(range(len(rows)), key=lambda i: (len(rows[i][0]), rows[i][0], len(rows[i][1])))
+        batches: list[list[int]] = []
+        batch: list[int] = []
+        longest_prefix = longest_tail = 0
+        for i in order:
+            prefix, tail = max(longest_prefix, len(rows[i][0])), max(longest_tail, len(rows[i][1]))
+            tokens = (len(batch) + 1) * (prefix + tail + self.max_new_tokens)
+            if batch and (len(batch) == self.rows_per_batch or tokens > self.batch_tokens):
+                batches.append(batch)
+                batch, prefix, tail = [], len(rows[i][0]), len(rows[i][1])
+            batch.append(i)
+            longest_prefix, longest_tail = prefix, tail
+        return [*batches, batch] if batch else batches
+
+    def _prefilled(self, prefix: tuple[int, ...]) -> Prefilled:
+        if self._last is None or self._last.ids != prefix:
+            self._last = None  # free the old cache before building the new one
+            self._last = prefill(self.model, prefix)
+        return self._last
+
+
 def decode_shared_prefix(
     model: Any,
     prefix: Sequence[int],
@@ -78,37 +173,65 @@ def decode_shared_prefix(
     `cache` holds `prefix` (batch 1) and is left unchanged; `stop` is a `StopStringCriteria` or None.
     A continuation ends with its end-of-turn or stop-completing token, or after `max_new_tokens` tokens.
     """
+    prefilled = Prefilled(tuple(prefix), cache)
+    return decode_rows(model, [(prefilled, tail) for tail in tails], max_new_tokens, eos, stop, pad_token_id)
+
+
+class Prefilled:
+    """A prompt prefix and its prefilled key/value cache (batch 1), shared by the rows that extend it."""
+
+    __slots__ = ("cache", "ids")
+
+    def __init__(self, ids: tuple[int, ...], cache: Any) -> None:
+        if not ids:
+            raise ValueError("decode_shared_prefix needs a non-empty prefix (the pads' queries attend to it)")
+        self.ids, self.cache = ids, cache
+
+
+def decode_rows(
+    model: Any,
+    rows: Sequence[tuple[Prefilled, Sequence[int]]],
+    max_new_tokens: int,
+    eos: frozenset[int],
+    stop: Any = None,
+    pad_token_id: int = 0,
+) -> list[list[int]]:
+    """The greedy continuation token ids of every `prefix + tail` row, decoded as one batch.
+
+    Rows may extend different prefixes. Each prefix's cache is copied once per row into one preallocated
+    buffer per layer, which every decoding step then writes in place (no growing copies); the caches
+    themselves are left unchanged. See the module docstring for the layout.
+    """
     import torch
 
-    if not prefix:
-        raise ValueError("decode_shared_prefix needs a non-empty prefix (the pads' queries attend to it)")
-    if max_new_tokens < 1 or not tails:
-        return [[] for _ in tails]
-    if any(not tail for tail in tails):
+    if max_new_tokens < 1 or not rows:
+        return [[] for _ in rows]
+    if any(not tail for _, tail in rows):
         raise ValueError("every prompt needs at least one token after the shared prefix")
     device = model.device
-    rows, width, start = len(tails), max(len(t) for t in tails), len(prefix)
-    ids = torch.full((rows, width), pad_token_id, dtype=torch.long)
-    mask = torch.zeros((rows, start + width), dtype=torch.long)
-    mask[:, :start] = 1
-    positions = torch.ones((rows, width), dtype=torch.long)  # a pad's position is never seen by a real token
-    for i, tail in enumerate(tails):
+    count, width = len(rows), max(len(t) for _, t in rows)
+    start = max(len(p.ids) for p, _ in rows)
+    ids = torch.full((count, width), pad_token_id, dtype=torch.long)
+    mask = torch.zeros((count, start + width), dtype=torch.long)
+    positions = torch.ones((count, width), dtype=torch.long)  # a pad's position is never seen by a real token
+    for i, (prefilled, tail) in enumerate(rows):
+        own = len(prefilled.ids)
         ids[i, width - len(tail) :] = torch.tensor(tail)
+        mask[i, :own] = 1
         mask[i, start + width - len(tail) :] = 1
-        positions[i, width - len(tail) :] = torch.arange(start, start + len(tail))
-    batch_cache = copy.deepcopy(cache)
-    batch_cache.batch_repeat_interleave(rows)
-    sequences = [[*prefix, *tail] for tail in tails]  # for the stop-string check, as generate sees them
-    new: list[list[int]] = [[] for _ in tails]
-    active = list(range(rows))  # original row index of each row still in the batch
-    next_pos = torch.tensor([start + len(t) for t in tails])
+        positions[i, width - len(tail) :] = torch.arange(own, own + len(tail))
+    cache = _rows_cache([p for p, _ in rows], start + width + max_new_tokens)
+    sequences = [[*p.ids, *tail] for p, tail in rows]  # for the stop-string check, as generate sees them
+    new: list[list[int]] = [[] for _ in rows]
+    active = list(range(count))  # original row index of each row still in the batch
+    next_pos = torch.tensor([len(p.ids) + len(t) for p, t in rows])
     with torch.inference_mode():
         while active:
             out = model(
                 input_ids=ids.to(device),
                 attention_mask=mask.to(device),
                 position_ids=positions.to(device),
-                cache=batch_cache,
+                cache=cache,
                 use_cache=True,
                 logits_to_keep=1,
             )
@@ -123,7 +246,7 @@ def decode_shared_prefix(
                 break
             if len(keep) < len(active):
                 index = torch.tensor(keep)
-                batch_cache.batch_select_indices(index.to(device))
+                cache.batch_select_indices(index.to(device))
                 mask, next_pos = mask[index], next_pos[index]
                 tokens = [tokens[j] for j in keep]
                 active = [active[j] for j in keep]
@@ -132,6 +255,64 @@ def decode_shared_prefix(
             positions = next_pos.unsqueeze(1)
             next_pos = next_pos + 1
     return new
+
+
+def _rows_cache(prefixes: Sequence[Prefilled], capacity: int) -> Any:
+    """A cache of one row per prefix: row i holds prefix i's keys and values, then zeros up to the longest."""
+    from transformers.cache_utils import Cache
+
+    start = max(len(p.ids) for p in prefixes)
+    layers = []
+    for index in range(len(prefixes[0].cache.layers)):
+        pairs = [(p.cache.layers[index].keys, p.cache.layers[index].values) for p in prefixes]
+        layers.append(_buffer_layer()(pairs, start, capacity))
+    return Cache(layers=layers)
+
+
+@functools.cache
+def _buffer_layer() -> type:
+    from transformers.cache_utils import DynamicLayer
+
+    class BufferLayer(DynamicLayer):
+        """A `DynamicLayer` whose keys and values live in a buffer of fixed capacity, written in place.
+
+        `keys`/`values` are views of the filled part, as a `DynamicLayer` would hold them after its
+        concatenations, so the model sees the same tensors without a copy of the whole cache per step.
+        """
+
+        def __init__(self, pairs: Sequence[tuple[Any, Any]], start: int, capacity: int) -> None:
+            import torch
+
+            super().__init__()
+            first = pairs[0][0]
+            shape = (len(pairs), first.shape[1], capacity, first.shape[3])
+            self._k = torch.empty(shape, dtype=first.dtype, device=first.device)
+            self._v = torch.empty(shape, dtype=first.dtype, device=first.device)
+            for row, (keys, values) in enumerate(pairs):
+                own = keys.shape[-2]
+                self._k[row, :, :own], self._v[row, :, :own] = keys[0], values[0]
+                self._k[row, :, own:start], self._v[row, :, own:start] = 0, 0  # masked, but must be finite
+            self.device, self.is_initialized, self._length = first.device, True, start
+            self._views()
+
+        def _views(self) -> None:
+            self.keys, self.values = self._k[:, :, : self._length], self._v[:, :, : self._length]
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            end = self._length + key_states.shape[-2]
+            self._k[:, :, self._length : end], self._v[:, :, self._length : end] = key_states, value_states
+            self._length = end
+            self._views()
+            return self.keys, self.values
+
+        def get_seq_length(self) -> int:
+            return self._length
+
+        def batch_select_indices(self, indices: Any) -> None:
+            self._k, self._v = self._k[indices], self._v[indices]
+            self._views()
+
+    return BufferLayer
 
 
 def _finished(token: int, sequence: list[int], produced: int, limit: int, eos: frozenset[int], stop: Any) -> bool:

@@ -5,6 +5,7 @@ import pytest
 from gacc_hf import CompressorInput, JudgeInput, ReaderInput, get_codec, load_sample
 from gacc_hf.data.synthetic import synthetic
 from gacc_hf.methods import hf_chat as pipeline
+from gacc_hf.methods import prefix_decoding
 from gacc_hf.methods.hf_chat import PROMPTS, build, parse_verdict
 from gacc_hf.methods.registry import resolve
 from gacc_hf.run.benchmark import run_benchmark
@@ -92,8 +93,10 @@ def test_only_memories_of_cache_min_tokens_are_prefix_cached(tiny, monkeypatch):
     lengths = [len(reader._prompt_ids(pipeline._chat("reader", memory=m, question="?"))) for m in MEMORIES[1:]]
     reader.cache_min_tokens = (lengths[0] + lengths[1]) // 2  # the short memory below it, the long one above
     prefills, prompts = [], []
-    original_prefill, original_pipe = reader._prefill, reader.lm.pipeline
-    monkeypatch.setattr(reader, "_prefill", lambda prefix: prefills.append(prefix) or original_prefill(prefix))
+    original_prefill, original_pipe = prefix_decoding.prefill, reader.lm.pipeline
+    monkeypatch.setattr(
+        prefix_decoding, "prefill", lambda model, prefix: prefills.append(prefix) or original_prefill(model, prefix)
+    )
     monkeypatch.setattr(reader.lm, "pipeline", lambda chats, **kw: prompts.extend(chats) or original_pipe(chats, **kw))
     reader.batch([ReaderInput(m, q) for m in MEMORIES[1:] for q in QUESTIONS])
     assert len(prefills) == 1 and MEMORIES[2] in reader.lm.tokenizer.decode(prefills[0])
@@ -103,8 +106,10 @@ def test_only_memories_of_cache_min_tokens_are_prefix_cached(tiny, monkeypatch):
 def test_each_distinct_memory_is_prefilled_once(tiny, monkeypatch):
     reader = build("reader", str(tiny), max_new_tokens=4, cache_min_tokens=0)
     prefills = []
-    original = reader._prefill
-    monkeypatch.setattr(reader, "_prefill", lambda prefix: prefills.append(prefix) or original(prefix))
+    original = prefix_decoding.prefill
+    monkeypatch.setattr(
+        prefix_decoding, "prefill", lambda model, prefix: prefills.append(prefix) or original(model, prefix)
+    )
     items = [ReaderInput(m, q) for q in QUESTIONS for m in MEMORIES[1:]]  # memories interleaved: 1 2 1 2
     reader.batch(items)
     assert len(prefills) == 2

@@ -5,8 +5,16 @@ import pytest
 from gacc_hf import ReaderInput, load_sample
 from gacc_hf.data.synthetic import synthetic
 from gacc_hf.methods import hf_chat as pipeline
+from gacc_hf.methods import prefix_decoding
 from gacc_hf.methods.hf_chat import build
-from gacc_hf.methods.prefix_decoding import decode_shared_prefix, eos_ids, plain_greedy
+from gacc_hf.methods.prefix_decoding import (
+    RowDecoder,
+    decode_shared_prefix,
+    eos_ids,
+    plain_greedy,
+    prefill,
+    prefix_decodable,
+)
 from gacc_hf.methods.registry import resolve
 from gacc_hf.run.benchmark import run_benchmark
 
@@ -40,11 +48,9 @@ def test_batched_decoding_equals_the_plain_path_with_a_row_that_stops_at_the_fir
     monkeypatch.setattr(pipeline, "READER_STOP", (first,))  # ... is a stop string: that row ends at step 1
     plain = build("reader", str(tiny), max_new_tokens=8, prefix_cache=False, batch_size=1).batch(items())
     rows = []
-    original = pipeline.decode_shared_prefix
+    original = prefix_decoding.decode_rows
     monkeypatch.setattr(
-        pipeline,
-        "decode_shared_prefix",
-        lambda model, prefix, cache, tails, *a: rows.append(len(tails)) or original(model, prefix, cache, tails, *a),
+        prefix_decoding, "decode_rows", lambda model, batch, *a: rows.append(len(batch)) or original(model, batch, *a)
     )
     cached = build("reader", str(tiny), max_new_tokens=8, cache_min_tokens=0)
     assert cached.batch(items()) == plain
@@ -57,13 +63,52 @@ def test_batched_decoding_equals_the_plain_path_with_a_row_that_stops_at_the_fir
     assert rows == [2, 2, 1]
 
 
+def test_questions_of_several_memories_share_a_batch_and_keep_the_plain_answers(tiny, monkeypatch):
+    memories = [MEMORY, "The ledger stayed read-only.", MEMORY[:120]]  # prefixes of three lengths
+    batch = [ReaderInput(m, q) for q in QUESTIONS[:3] for m in memories]
+    plain = build("reader", str(tiny), max_new_tokens=6, prefix_cache=False).batch(batch)
+    prefixes = []
+    original = prefix_decoding.decode_rows
+    monkeypatch.setattr(
+        prefix_decoding,
+        "decode_rows",
+        lambda model, rows, *a: prefixes.append(len({id(p) for p, _ in rows})) or original(model, rows, *a),
+    )
+    assert build("reader", str(tiny), max_new_tokens=6).batch(batch) == plain
+    assert prefixes == [3]  # one batch, three memories' caches in it
+    assert len(set(plain)) > 2  # the memories' answers differ: no row read another row's memory
+
+
+def test_batches_keep_within_the_row_and_key_value_budgets():
+    a, b, c = (1,) * 10, (2,) * 12, (3,) * 30
+    rows = [(c, [7, 7]), (a, [7, 7, 7]), (b, [7]), (a, [7, 7]), (b, [8])]
+    decoder = RowDecoder(None, 4, frozenset(), None, 0, rows_per_batch=3, batch_tokens=60)
+    # hand count, in order of prefix length then tail length: rows 3, 1 (prefix 10) then 2, 4 (prefix 12), 0.
+    # [3, 1, 2]: 3 rows x (12 + 3 + 4) = 57 <= 60, and the row cap is reached; [4, 0] would be 2 x (30 + 2 + 4)
+    # = 72 > 60, so row 0 starts a batch of its own
+    assert decoder.batches(rows) == [[3, 1, 2], [4], [0]]
+    assert RowDecoder(None, 4, frozenset(), None, 0, rows_per_batch=8, batch_tokens=10).batches(rows) == [
+        [3], [1], [2], [4], [0]  # every row alone is over 10 tokens: one row per batch, none dropped
+    ]  # fmt: skip
+
+
+def test_only_models_whose_cache_is_plain_layers_are_prefix_decoded():
+    from types import SimpleNamespace
+
+    from transformers import LlamaConfig, MistralConfig
+
+    assert prefix_decodable(SimpleNamespace(config=LlamaConfig(num_hidden_layers=2)))
+    assert prefix_decodable(SimpleNamespace(config=MistralConfig(num_hidden_layers=2, sliding_window=None)))
+    assert not prefix_decodable(SimpleNamespace(config=MistralConfig(num_hidden_layers=2, sliding_window=8)))
+
+
 def test_finished_rows_leave_the_batch(tiny):
     reader = build("reader", str(tiny), max_new_tokens=5, cache_min_tokens=0)
     model = reader.lm.model
     ids = [reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question=q)) for q in QUESTIONS[:3]]
     shared = pipeline.common_prefix(ids)
     prefix, tails = ids[0][:shared], [r[shared:] for r in ids]
-    cache = reader._prefill(tuple(prefix))
+    cache = prefill(model, tuple(prefix)).cache
     free = decode_shared_prefix(model, prefix, cache, tails, 5, frozenset())
     assert [len(r) for r in free] == [5, 5, 5]
     widths = []
@@ -83,7 +128,7 @@ def test_finished_rows_leave_the_batch(tiny):
 def test_decode_shared_prefix_refuses_what_it_cannot_decode_exactly(tiny):
     reader = build("reader", str(tiny), cache_min_tokens=0)
     ids = reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question="Q?"))
-    cache = reader._prefill(tuple(ids[:-3]))
+    cache = prefill(reader.lm.model, tuple(ids[:-3])).cache
     with pytest.raises(ValueError, match="non-empty prefix"):
         decode_shared_prefix(reader.lm.model, [], cache, [ids], 4, frozenset())
     with pytest.raises(ValueError, match="at least one token after the shared prefix"):
@@ -173,9 +218,12 @@ def test_real_smollm2_batched_prefix_decoding_equals_the_plain_path():
 
 
 def test_a_cuda_device_gets_larger_batches_unless_the_spec_names_one(tiny, monkeypatch):
-    assert build("reader", str(tiny)).batch_size == 8  # the CPU default
+    assert build("reader", str(tiny)).batch_size == 32  # the CPU defaults
+    assert build("reader", str(tiny)).batch_tokens == pipeline.READER_BATCH_TOKENS
+    assert build("judge", str(tiny)).batch_size == 16
     monkeypatch.setattr(pipeline, "torch_device", lambda device, spec="": "cuda:0")  # plumbing only: loads on CPU
     for role in ("compressor", "reader", "judge"):
         assert build(role, str(tiny)).batch_size == pipeline.CUDA_BATCH_SIZE
+    assert build("reader", str(tiny)).batch_tokens == pipeline.CUDA_READER_BATCH_TOKENS
     assert build("reader", f"{tiny}?batch_size=4").batch_size == 4
     assert build("reader", str(tiny), batch_size=2).batch_size == 2
