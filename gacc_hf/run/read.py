@@ -18,8 +18,9 @@ from typing import Any
 
 from gacc_hf.data.schema import Group
 from gacc_hf.protocol import JudgeInput, ReaderInput
-from gacc_hf.run.cache import make_key, text_hash
+from gacc_hf.run.cache import text_hash
 from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
+from gacc_hf.run.key_template import KeyTemplate
 from gacc_hf.scoring.evidence import evidence_flags
 
 _ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "ceiling", "context_id", "goal_id", "shown_goal_id")
@@ -42,6 +43,7 @@ def read_and_judge(
     by_goal = {g.goal_id: g for g in groups}
     rows: list[dict[str, Any]] = []
     read_tasks: dict[str, Task] = {}
+    answer_key = KeyTemplate(("memory", "question"), reader=read.name, revision=read.revision)
     for entry in ledger:
         group = by_goal[entry["goal_id"]]
         mem = memories[entry["memory_key"]]
@@ -66,9 +68,7 @@ def read_and_judge(
             rows.append(row)
             if "error" in mem:
                 continue
-            key = row["_key"] = make_key(
-                memory=entry["memory_sha256"], question=text_hash(q.question), reader=read.name, revision=read.revision
-            )
+            key = row["_key"] = answer_key(entry["memory_sha256"], text_hash(q.question))
             if key not in read_tasks:
                 label = (
                     f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, condition={entry['condition']}, "
@@ -100,6 +100,9 @@ def _verdict_tasks(rows: list[dict[str, Any]], judged: Method) -> Callable[[dict
         if row["_key"] is not None:
             by_answer.setdefault(row["_key"], []).append(i)
     judge_tasks: dict[str, Task] = {}
+    verdict_key = KeyTemplate(
+        ("question", "answer", "references", "source"), judge=judged.name, revision=judged.revision
+    )
 
     def follow(answers: dict[str, Any]) -> list[Task]:
         new: list[Task] = []
@@ -111,13 +114,8 @@ def _verdict_tasks(rows: list[dict[str, Any]], judged: Method) -> Callable[[dict
                 continue
             q, group = row["_q"], row["_g"]
             answer = row["answer"] = value["answer"]
-            key = row["_key"] = make_key(
-                question=text_hash(q.question),
-                answer=text_hash(answer),
-                references=_references_hash(q.references),
-                source=text_hash(group.context),
-                judge=judged.name,
-                revision=judged.revision,
+            key = row["_key"] = verdict_key(
+                text_hash(q.question), text_hash(answer), _references_hash(q.references), text_hash(group.context)
             )
             if key not in judge_tasks:
                 item = JudgeInput(q.question, answer, q.references, group.context)
