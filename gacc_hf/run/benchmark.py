@@ -144,10 +144,10 @@ def run_benchmark(
         n_count_errors = count_errors(work, n_tokens, [r for r, _ in setup.ratios], cache, progress)
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
-        fill_ledger(plan, memories, {g.goal_id: g.questions for g in work})
+        evidence = fill_ledger(plan, memories, {g.goal_id: g.questions for g in work})
         exposures = find_exposures(plan.ledger, memories, setup.groups, plan.shown_goals)
         violations = budget_violations(plan.ledger, memories, codec)
-        answers = read_and_judge(work, plan.ledger, memories, setup.reader, setup.judge, ex)
+        answers = read_and_judge(work, plan.ledger, memories, evidence, setup.reader, setup.judge, ex)
     finally:
         cache.close()
     scores = score_answers(answers, n_bootstrap, seed)

@@ -74,13 +74,25 @@ def compute_memories(
     return values
 
 
-def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], questions_of: dict[str, Any]) -> None:
-    """Copy each memory's accounting, text and evidence hits into its ledger rows (plan order kept)."""
+def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], questions_of: dict[str, Any]) -> list[list[bool]]:
+    """Copy each memory's accounting, text and evidence hits into its ledger rows (plan order kept).
+
+    Returns each row's per-question evidence flags, which the answer rows reuse; a memory read for the
+    same goal by several rows is matched once."""
+    evidence: list[list[bool]] = []
+    matched: dict[tuple[str, str], list[bool]] = {}
     for row in plan.ledger:
         v = values[row["memory_key"]]
         questions = questions_of[row["goal_id"]]
         ok = "error" not in v
-        flags = evidence_flags(v["memory"], questions) if ok else [False] * len(questions)
+        if ok:
+            pair = (v["memory"], row["goal_id"])
+            flags = matched.get(pair)
+            if flags is None:
+                flags = matched[pair] = evidence_flags(v["memory"], questions)
+        else:
+            flags = [False] * len(questions)
+        evidence.append(flags)
         row.update({f: v.get(f) for f in _LEDGER_FIELDS})
         row.update(
             {
@@ -93,3 +105,4 @@ def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], questions_o
                 "error": v.get("error"),
             }
         )
+    return evidence

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from gacc_hf.data.schema import Group
@@ -21,7 +21,6 @@ from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.cache import text_hash
 from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
 from gacc_hf.run.key_template import KeyTemplate
-from gacc_hf.scoring.evidence import evidence_flags
 
 _ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "ceiling", "context_id", "goal_id", "shown_goal_id")
 
@@ -35,21 +34,23 @@ def read_and_judge(
     groups: list[Group],
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
+    evidence: Sequence[Sequence[bool]],
     read: Method,
     judged: Method,
     ex: Executor,
 ) -> list[dict[str, Any]]:
-    """One row per (ledger row, question): answer, verdict, evidence and the texts they came from."""
+    """One row per (ledger row, question): answer, verdict, evidence and the texts they came from.
+
+    `evidence` holds each ledger row's per-question evidence flags (`fill_ledger`'s)."""
     by_goal = {g.goal_id: g for g in groups}
     rows: list[dict[str, Any]] = []
     read_tasks: dict[str, Task] = {}
     answer_key = KeyTemplate(("memory", "question"), reader=read.name, revision=read.revision)
-    for entry in ledger:
+    for entry, flags in zip(ledger, evidence, strict=True):
         group = by_goal[entry["goal_id"]]
         mem = memories[entry["memory_key"]]
         base = {k: entry[k] for k in _ANSWER_ID_COLUMNS}
-        flags = evidence_flags(mem["memory"], group.questions) if "error" not in mem else [False] * len(group.questions)
-        for q, evidence in zip(group.questions, flags, strict=True):
+        for q, found in zip(group.questions, flags, strict=True):
             row = {
                 **base,
                 "language": group.language_tag,
@@ -57,7 +58,7 @@ def read_and_judge(
                 "question": q.question,
                 "references": list(q.references),
                 "memory_sha256": entry["memory_sha256"],
-                "evidence": evidence,
+                "evidence": found,
                 "answer": None,
                 "correct": False,
                 "error": mem.get("error"),
