@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from gacc_hf.budget import Memory, fit_to_budget
 from gacc_hf.data.schema import Question
 from gacc_hf.text.matching import contains, normalized
+from gacc_hf.text.screen import contains_screened
 from gacc_hf.text.sentences import SEPARATOR, split_sentences
 from gacc_hf.tokenizer import Codec
 
@@ -33,7 +34,7 @@ def evidence_flags(memory: str, questions: Iterable[Question]) -> list[bool]:
     [True]
     """
     text = normalized(memory)
-    return [contains(text, q.references) for q in questions]
+    return [contains_screened(text, q.references) for q in questions]
 
 
 def oracle_text(context: str, questions: Iterable[Question]) -> str:
