@@ -101,6 +101,7 @@ def _verdict_tasks(rows: list[dict[str, Any]], judged: Method) -> Callable[[dict
         if row["_key"] is not None:
             by_answer.setdefault(row["_key"], []).append(i)
     judge_tasks: dict[str, Task] = {}
+    keys: dict[tuple[str, ...], str] = {}  # the same question answered alike in many rows: one key
     verdict_key = KeyTemplate(
         ("question", "answer", "references", "source"), judge=judged.name, revision=judged.revision
     )
@@ -115,9 +116,8 @@ def _verdict_tasks(rows: list[dict[str, Any]], judged: Method) -> Callable[[dict
                 continue
             q, group = row["_q"], row["_g"]
             answer = row["answer"] = value["answer"]
-            key = row["_key"] = verdict_key(
-                text_hash(q.question), text_hash(answer), _references_hash(q.references), text_hash(group.context)
-            )
+            parts = (text_hash(q.question), text_hash(answer), _references_hash(q.references), text_hash(group.context))
+            key = row["_key"] = keys.get(parts) or keys.setdefault(parts, verdict_key(*parts))
             if key not in judge_tasks:
                 item = JudgeInput(q.question, answer, q.references, group.context)
                 judge_tasks[key] = Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
