@@ -22,6 +22,7 @@ from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.calls import Executor, Method, MethodError, OnError, resolve_method
+from gacc_hf.run.collection import fewer_collections
 from gacc_hf.run.compress import compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_count
@@ -94,6 +95,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+@fewer_collections()
 def run_benchmark(
     dataset: Any,
     compressor: Any = DEFAULTS.compressors,
