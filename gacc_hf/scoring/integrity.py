@@ -40,8 +40,8 @@ from tqdm.auto import tqdm
 from gacc_hf.budget import RatioLike, token_budget
 from gacc_hf.data.schema import Group
 from gacc_hf.run.cache import Cache, make_key, text_hash
-from gacc_hf.text.matching import cjk_count, normalize_answer, normalized, words_and_bigrams
-from gacc_hf.text.screen import contains_screened
+from gacc_hf.text.matching import Normalized, cjk_count, contains, normalize_answer, normalized, words_and_bigrams
+from gacc_hf.text.screen import contains_screened, may_occur
 from gacc_hf.tokenizer import Codec, independent_count
 
 MIN_REFERENCE_CHARS = 12
@@ -179,11 +179,13 @@ def find_exposures(
     memories: Mapping[str, Mapping[str, Any]],
     groups: Sequence[Group],
     shown_goals: Mapping[str, str],
+    forms: Mapping[str, Normalized] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (memory row, held-out text) where the memory holds text its compressor was not shown.
 
     `groups` must hold every group of the dataset (a context's other goals' questions count too);
-    `shown_goals` maps a shown goal id to its text ("" for the empty goal).
+    `shown_goals` maps a shown goal id to its text ("" for the empty goal); `forms` may hold the memories'
+    matching forms (`run.compress.memory_forms`), else they are normalised here.
     """
     contexts = {g.context_id: g.context for g in groups}
     held = held_out_texts(groups)
@@ -198,9 +200,11 @@ def find_exposures(
         goal = shown_goals.get(row["shown_goal_id"], "")
         key = (row["memory_key"], goal)
         if key not in hits:
-            text = normalized(memory["memory"])
+            text = forms[memory["memory"]] if forms is not None else normalized(memory["memory"])
             known = explained(context, goal)
-            hits[key] = [p for p in held[context] if p not in known and contains_screened(text, [p[1]])]
+            hits[key] = [
+                p for p in held[context] if p not in known and may_occur(text, p[1]) and contains(text, [p[1]])
+            ]
         rows.extend(
             {
                 **{k: row[k] for k in ("context_id", "goal_id", "condition", "compressor", "ratio", "memory_key")},
