@@ -16,7 +16,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gacc_hf.data.schema import Group
+from gacc_hf.data.schema import Group, Question
 from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.cache import text_hash
 from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
@@ -44,45 +44,47 @@ def read_and_judge(
     `evidence` holds each ledger row's per-question evidence flags (`fill_ledger`'s)."""
     by_goal = {g.goal_id: g for g in groups}
     rows: list[dict[str, Any]] = []
+    keys: list[str | None] = []  # per row: its answer key, then its verdict key (None: nothing to ask)
+    asked: list[tuple[Question, Group]] = []  # per row: what its verdict request is built from
     read_tasks: dict[str, Task] = {}
     answer_key = KeyTemplate(("memory", "question"), reader=read.name, revision=read.revision)
     for entry, flags in zip(ledger, evidence, strict=True):
         group = by_goal[entry["goal_id"]]
         mem = memories[entry["memory_key"]]
         base = {k: entry[k] for k in _ANSWER_ID_COLUMNS}
+        language, memory_sha256, error = group.language_tag, entry["memory_sha256"], mem.get("error")
         for q, found in zip(group.questions, flags, strict=True):
-            row = {
-                **base,
-                "language": group.language_tag,
-                "question_id": q.question_id,
-                "question": q.question,
-                "references": list(q.references),
-                "memory_sha256": entry["memory_sha256"],
-                "evidence": found,
-                "answer": None,
-                "correct": False,
-                "error": mem.get("error"),
-                "_key": None,
-                "_q": q,
-                "_g": group,
-            }
-            rows.append(row)
+            rows.append(
+                {
+                    **base,
+                    "language": language,
+                    "question_id": q.question_id,
+                    "question": q.question,
+                    "references": list(q.references),
+                    "memory_sha256": memory_sha256,
+                    "evidence": found,
+                    "answer": None,
+                    "correct": False,
+                    "error": error,
+                }
+            )
+            asked.append((q, group))
             if "error" in mem:
+                keys.append(None)
                 continue
-            key = row["_key"] = answer_key(entry["memory_sha256"], text_hash(q.question))
+            key = answer_key(memory_sha256, text_hash(q.question))
+            keys.append(key)
             if key not in read_tasks:
                 label = (
                     f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, condition={entry['condition']}, "
                     f"ratio={entry['ratio']:g})"
                 )
                 read_tasks[key] = Task(key, ReaderInput(mem["memory"], q.question), label)
-    follow = _verdict_tasks(rows, judged)
+    follow = _verdict_tasks(rows, keys, asked, judged)
     answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
     verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
     _, verdicts = ex.run_chain(answer_stage, verdict_stage, list(read_tasks.values()), follow)
-    for row in rows:
-        key = row.pop("_key")
-        del row["_q"], row["_g"]
+    for row, key in zip(rows, keys, strict=True):
         if key is None:
             continue
         value = verdicts[key]
@@ -93,15 +95,18 @@ def read_and_judge(
     return rows
 
 
-def _verdict_tasks(rows: list[dict[str, Any]], judged: Method) -> Callable[[dict[str, Any]], list[Task]]:
-    """The `follow` of the answer stage: given answers as they come in, fill their rows and return the
-    verdict tasks not asked for before, in row order (as judging after all reading would order them)."""
+def _verdict_tasks(
+    rows: list[dict[str, Any]], keys: list[str | None], asked: list[tuple[Question, Group]], judged: Method
+) -> Callable[[dict[str, Any]], list[Task]]:
+    """The `follow` of the answer stage: given answers as they come in, fill their rows, turn their answer
+    keys into verdict keys and return the verdict tasks not asked for before, in row order (as judging
+    after all reading would order them)."""
     by_answer: dict[str, list[int]] = {}
-    for i, row in enumerate(rows):
-        if row["_key"] is not None:
-            by_answer.setdefault(row["_key"], []).append(i)
+    for i, key in enumerate(keys):
+        if key is not None:
+            by_answer.setdefault(key, []).append(i)
     judge_tasks: dict[str, Task] = {}
-    keys: dict[tuple[str, ...], str] = {}  # the same question answered alike in many rows: one key
+    known: dict[tuple[str, ...], str] = {}  # the same question answered alike in many rows: one key
     verdict_key = KeyTemplate(
         ("question", "answer", "references", "source"), judge=judged.name, revision=judged.revision
     )
@@ -110,14 +115,14 @@ def _verdict_tasks(rows: list[dict[str, Any]], judged: Method) -> Callable[[dict
         new: list[Task] = []
         for i in sorted(i for key in answers for i in by_answer[key]):
             row = rows[i]
-            value = answers[row["_key"]]
+            value = answers[keys[i]]  # type: ignore[index]
             if "error" in value:
-                row["error"], row["_key"] = value["error"], None
+                row["error"], keys[i] = value["error"], None
                 continue
-            q, group = row["_q"], row["_g"]
+            q, group = asked[i]
             answer = row["answer"] = value["answer"]
             parts = (text_hash(q.question), text_hash(answer), _references_hash(q.references), text_hash(group.context))
-            key = row["_key"] = keys.get(parts) or keys.setdefault(parts, verdict_key(*parts))
+            key = keys[i] = known.get(parts) or known.setdefault(parts, verdict_key(*parts))
             if key not in judge_tasks:
                 item = JudgeInput(q.question, answer, q.references, group.context)
                 judge_tasks[key] = Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
