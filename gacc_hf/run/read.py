@@ -30,6 +30,14 @@ def _references_hash(references: tuple[str, ...]) -> str:
     return text_hash(json.dumps(list(references), ensure_ascii=False))
 
 
+# A question, its group, and the content hashes of the question and its references, which enter its keys.
+_Asked = tuple[Question, Group, str, str]
+
+
+def _questions(group: Group) -> list[tuple[Question, str, str]]:
+    return [(q, text_hash(q.question), _references_hash(q.references)) for q in group.questions]
+
+
 def read_and_judge(
     groups: list[Group],
     ledger: list[dict[str, Any]],
@@ -45,7 +53,8 @@ def read_and_judge(
     by_goal = {g.goal_id: g for g in groups}
     rows: list[dict[str, Any]] = []
     keys: list[str | None] = []  # per row: its answer key, then its verdict key (None: nothing to ask)
-    asked: list[tuple[Question, Group]] = []  # per row: what its verdict request is built from
+    asked: list[_Asked] = []  # per row: what its verdict request is built from
+    questions = {g.goal_id: _questions(g) for g in groups}
     read_tasks: dict[str, Task] = {}
     answer_key = KeyTemplate(("memory", "question"), reader=read.name, revision=read.revision)
     for entry, flags in zip(ledger, evidence, strict=True):
@@ -53,7 +62,7 @@ def read_and_judge(
         mem = memories[entry["memory_key"]]
         base = {k: entry[k] for k in _ANSWER_ID_COLUMNS}
         language, memory_sha256, error = group.language_tag, entry["memory_sha256"], mem.get("error")
-        for q, found in zip(group.questions, flags, strict=True):
+        for (q, question_hash, references_hash), found in zip(questions[group.goal_id], flags, strict=True):
             rows.append(
                 {
                     **base,
@@ -68,11 +77,11 @@ def read_and_judge(
                     "error": error,
                 }
             )
-            asked.append((q, group))
+            asked.append((q, group, question_hash, references_hash))
             if "error" in mem:
                 keys.append(None)
                 continue
-            key = answer_key(memory_sha256, text_hash(q.question))
+            key = answer_key(memory_sha256, question_hash)
             keys.append(key)
             if key not in read_tasks:
                 label = (
@@ -96,7 +105,7 @@ def read_and_judge(
 
 
 def _verdict_tasks(
-    rows: list[dict[str, Any]], keys: list[str | None], asked: list[tuple[Question, Group]], judged: Method
+    rows: list[dict[str, Any]], keys: list[str | None], asked: list[_Asked], judged: Method
 ) -> Callable[[dict[str, Any]], list[Task]]:
     """The `follow` of the answer stage: given answers as they come in, fill their rows, turn their answer
     keys into verdict keys and return the verdict tasks not asked for before, in row order (as judging
@@ -119,9 +128,9 @@ def _verdict_tasks(
             if "error" in value:
                 row["error"], keys[i] = value["error"], None
                 continue
-            q, group = asked[i]
+            q, group, question_hash, references_hash = asked[i]
             answer = row["answer"] = value["answer"]
-            parts = (text_hash(q.question), text_hash(answer), _references_hash(q.references), text_hash(group.context))
+            parts = (question_hash, text_hash(answer), references_hash, text_hash(group.context))
             key = keys[i] = known.get(parts) or known.setdefault(parts, verdict_key(*parts))
             if key not in judge_tasks:
                 item = JudgeInput(q.question, answer, q.references, group.context)
