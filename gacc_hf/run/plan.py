@@ -21,6 +21,7 @@ from gacc_hf.protocol import CompressorInput
 from gacc_hf.run.cache import make_key, text_hash
 from gacc_hf.run.calls import Method, Task
 from gacc_hf.run.conditions import CEILINGS, GoalAssigner
+from gacc_hf.run.key_template import KeyTemplate
 from gacc_hf.scoring.evidence import ORACLE_REVISION
 from gacc_hf.tokenizer import Codec
 
@@ -52,16 +53,26 @@ def plan_memories(
     tokenizer = f"{codec.name}@{codec.revision}"
     plan = MemoryPlan([], {}, {"": ""})
     methods = [c for c in conditions if c not in CEILINGS]
+    memory_keys = {
+        method.name: KeyTemplate(
+            ("context", "goal", "budget"),
+            tokenizer=tokenizer,
+            protocol=PROTOCOL_VERSION,
+            compressor=method.name,
+            revision=method.revision,
+        )
+        for method in compressors
+    }
     for group in groups:
         n = n_tokens[group.context]
         ctx_hash = text_hash(group.context)
+        budgets = [(r, token_budget(n, r)) for r in ratios]
         if "full" in conditions:
             key = make_key(kind="full", context=ctx_hash, tokenizer=tokenizer)
             plan.tasks.setdefault(key, (None, Task(key, group, f"context_id={group.context_id!r}")))
             plan.ledger.append(_row(group, "", "full", FULL_CONTEXT, "source", Fraction(1), n, n, key))
         if "oracle" in conditions:
-            for r in ratios:
-                budget = token_budget(n, r)
+            for r, budget in budgets:
                 key = make_key(
                     kind="oracle",
                     goal_id=group.goal_id,
@@ -77,23 +88,15 @@ def plan_memories(
                 shown = assigner.shown(group, cond)
                 plan.shown_goals.setdefault(shown.goal_id, shown.text)
                 goal_hash = text_hash(shown.text)
-                for r in ratios:
-                    budget = token_budget(n, r)
-                    key = make_key(
-                        context=ctx_hash,
-                        goal=goal_hash,
-                        budget=budget,
-                        tokenizer=tokenizer,
-                        protocol=PROTOCOL_VERSION,
-                        compressor=method.name,
-                        revision=method.revision,
-                    )
-                    label = (
-                        f"goal_id={group.goal_id!r} (context_id={group.context_id!r}, condition={cond}, "
-                        f"ratio={float(r):g}, L={budget})"
-                    )
-                    item = CompressorInput(group.context, shown.text, budget)
-                    plan.tasks.setdefault(key, (method, Task(key, item, label)))
+                for r, budget in budgets:
+                    key = memory_keys[method.name](ctx_hash, goal_hash, budget)
+                    if key not in plan.tasks:  # the first row of a memory names it
+                        label = (
+                            f"goal_id={group.goal_id!r} (context_id={group.context_id!r}, condition={cond}, "
+                            f"ratio={float(r):g}, L={budget})"
+                        )
+                        item = CompressorInput(group.context, shown.text, budget)
+                        plan.tasks[key] = (method, Task(key, item, label))
                     plan.ledger.append(
                         _row(group, shown.goal_id, cond, method.name, method.revision, r, n, budget, key)
                     )

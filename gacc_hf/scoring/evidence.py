@@ -15,7 +15,8 @@ from collections.abc import Iterable
 
 from gacc_hf.budget import Memory, fit_to_budget
 from gacc_hf.data.schema import Question
-from gacc_hf.text.matching import contains, normalized
+from gacc_hf.text.matching import Normalized, contains, normalized
+from gacc_hf.text.screen import contains_screened
 from gacc_hf.text.sentences import SEPARATOR, split_sentences
 from gacc_hf.tokenizer import Codec
 
@@ -23,8 +24,8 @@ from gacc_hf.tokenizer import Codec
 ORACLE_REVISION = "oracle-v2"
 
 
-def evidence_flags(memory: str, questions: Iterable[Question]) -> list[bool]:
-    """For each question, whether one of its references is in the memory.
+def evidence_flags(memory: str | Normalized, questions: Iterable[Question]) -> list[bool]:
+    """For each question, whether one of its references is in the memory (given as text or already normalised).
 
     >>> q = Question("q1", "How long?", ("45 minutes", "forty-five minutes"))
     >>> evidence_flags("It stayed read-only for 45 minutes.", [q]), evidence_flags("145 minutes", [q])
@@ -32,8 +33,8 @@ def evidence_flags(memory: str, questions: Iterable[Question]) -> list[bool]:
     >>> evidence_flags("账本只读了 45 minutes。", [q])
     [True]
     """
-    text = normalized(memory)
-    return [contains(text, q.references) for q in questions]
+    text = memory if isinstance(memory, Normalized) else normalized(memory)
+    return [contains_screened(text, q.references) for q in questions]
 
 
 def oracle_text(context: str, questions: Iterable[Question]) -> str:

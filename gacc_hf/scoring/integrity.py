@@ -41,6 +41,7 @@ from gacc_hf.budget import RatioLike, token_budget
 from gacc_hf.data.schema import Group
 from gacc_hf.run.cache import Cache, make_key, text_hash
 from gacc_hf.text.matching import Normalized, cjk_count, contains, normalize_answer, normalized, words_and_bigrams
+from gacc_hf.text.screen import contains_screened, may_occur
 from gacc_hf.tokenizer import Codec, independent_count
 
 MIN_REFERENCE_CHARS = 12
@@ -139,8 +140,38 @@ def _assembled(reference: str, shown: tuple[set[str], set[str]]) -> bool:
     )
 
 
-def _shown(seen: tuple[Normalized, ...], text: str) -> bool:
-    return any(contains(part, [text]) for part in seen)
+class _Explained:
+    """Per context and shown goal, the held-out texts its compressor could have written: found in the
+    source or the shown goal, or (a reference) assembled from their words. What depends on the source
+    alone is worked out once per context, not once per shown goal."""
+
+    def __init__(self, held: Mapping[str, list[tuple[str, str]]]) -> None:
+        self.held = held
+        self._source: dict[str, tuple[set[tuple[str, str]], set[str], set[str]]] = {}
+        self._explained: dict[tuple[str, str], set[tuple[str, str]]] = {}
+
+    def __call__(self, context: str, goal: str) -> set[tuple[str, str]]:
+        if (context, goal) in self._explained:
+            return self._explained[(context, goal)]
+        held = self.held[context]
+        if context not in self._source:
+            source = normalized(context)
+            self._source[context] = (
+                {p for p in held if contains_screened(source, [p[1]])},
+                *words_and_bigrams(source),
+            )
+        in_source, source_words, source_bigrams = self._source[context]
+        shown = normalized(goal)
+        goal_words, goal_bigrams = words_and_bigrams(shown)
+        vocabulary = (source_words | goal_words, source_bigrams | goal_bigrams)
+        explained = self._explained[(context, goal)] = {
+            p
+            for p in held
+            if p in in_source
+            or contains_screened(shown, [p[1]])
+            or (p[0] == "reference" and _assembled(p[1], vocabulary))
+        }
+        return explained
 
 
 def find_exposures(
@@ -148,15 +179,17 @@ def find_exposures(
     memories: Mapping[str, Mapping[str, Any]],
     groups: Sequence[Group],
     shown_goals: Mapping[str, str],
+    forms: Mapping[str, Normalized] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (memory row, held-out text) where the memory holds text its compressor was not shown.
 
     `groups` must hold every group of the dataset (a context's other goals' questions count too);
-    `shown_goals` maps a shown goal id to its text ("" for the empty goal).
+    `shown_goals` maps a shown goal id to its text ("" for the empty goal); `forms` may hold the memories'
+    matching forms (`run.compress.memory_forms`), else they are normalised here.
     """
     contexts = {g.context_id: g.context for g in groups}
     held = held_out_texts(groups)
-    explained: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    explained = _Explained(held)
     hits: dict[tuple[str, str], list[tuple[str, str]]] = {}
     rows = []
     for row in ledger:
@@ -165,18 +198,13 @@ def find_exposures(
             continue
         context = contexts[row["context_id"]]
         goal = shown_goals.get(row["shown_goal_id"], "")
-        if (context, goal) not in explained:
-            seen = (normalized(context), normalized(goal))
-            source_words, source_bigrams = words_and_bigrams(seen[0])
-            goal_words, goal_bigrams = words_and_bigrams(seen[1])
-            vocabulary = (source_words | goal_words, source_bigrams | goal_bigrams)
-            explained[(context, goal)] = {
-                p for p in held[context] if _shown(seen, p[1]) or (p[0] == "reference" and _assembled(p[1], vocabulary))
-            }
         key = (row["memory_key"], goal)
         if key not in hits:
-            text = normalized(memory["memory"])
-            hits[key] = [p for p in held[context] if p not in explained[(context, goal)] and contains(text, [p[1]])]
+            text = forms[memory["memory"]] if forms is not None else normalized(memory["memory"])
+            known = explained(context, goal)
+            hits[key] = [
+                p for p in held[context] if p not in known and may_occur(text, p[1]) and contains(text, [p[1]])
+            ]
         rows.extend(
             {
                 **{k: row[k] for k in ("context_id", "goal_id", "condition", "compressor", "ratio", "memory_key")},

@@ -67,19 +67,29 @@ def macro(goal_ids: Sequence[str], correct: Sequence[bool]) -> float:
 
 
 def _resampled_ratios(pairs: list[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int) -> list[np.ndarray]:
-    """Goal bootstrap: for each draw of goals (shared by all pairs), sum(num[draw]) / sum(den[draw])."""
+    """Goal bootstrap: for each draw of goals (shared by all pairs), sum(num[draw]) / sum(den[draw]).
+
+    The sums are taken as (times each goal was drawn) @ values, one matrix product for every pair at once.
+    That is the gathered sum exactly: the values are whole numbers (question and correct counts, their
+    differences, 0/1 flags), so every product and partial sum is a whole number far below 2**53 and
+    float64 holds it exactly, in any order of addition.
+    """
     rng = np.random.default_rng(seed)
     n = len(pairs[0][0])
     chunk = max(1, _CHUNK_CELLS // max(n, 1))
-    outs: list[list[np.ndarray]] = [[] for _ in pairs]
+    values = np.column_stack([v for pair in pairs for v in pair]).astype(float)
+    outs: list[np.ndarray] = []
     done = 0
     while done < n_boot:
         size = min(chunk, n_boot - done)
         idx = rng.integers(0, n, size=(size, n))
-        for k, (num, den) in enumerate(pairs):
-            outs[k].append(num[idx].sum(axis=1) / den[idx].sum(axis=1))
+        idx += np.arange(0, size * n, n)[:, None]  # row i's draws count into row i of the tally
+        tally = np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(float)
+        sums = tally @ values
+        outs.append(sums[:, 0::2] / sums[:, 1::2])
         done += size
-    return [np.concatenate(o) for o in outs]
+    draws = np.concatenate(outs)
+    return [draws[:, k] for k in range(len(pairs))]
 
 
 def _interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -121,24 +131,46 @@ def score(
     >>> round(s.micro, 4), s.macro, s.n_goals
     (0.6667, 0.5, 2)
     """
-    table = goal_table(goal_ids, correct)
-    n_q = table.n_questions.astype(float)
-    m = float(table.n_correct.sum() / n_q.sum())
-    M = float(table.all_correct.mean())
-    if n_boot <= 0:
-        return Score(m, M, int(n_q.sum()), len(table.goal_ids))
-    # one draw of goals serves both: Micro is correct / questions within the drawn goals
-    micro_draws, macro_draws = _resampled_ratios(
-        [(table.n_correct.astype(float), n_q), (table.all_correct.astype(float), np.ones_like(n_q))], n_boot, seed
-    )
-    return Score(
-        m,
-        M,
-        int(n_q.sum()),
-        len(table.goal_ids),
-        _interval(micro_draws, confidence),
-        _interval(macro_draws, confidence),
-    )
+    return score_many([(goal_ids, correct)], n_boot, seed, confidence)[0]
+
+
+def score_many(
+    cells: Sequence[tuple[Sequence[str], Sequence[bool]]],
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[Score]:
+    """`score` of each (goal_ids, correct) cell, resampled together.
+
+    A cell's draws depend only on the seed, `n_boot` and its number of goals, so the cells with as many
+    goals (every cell of a run, and a cell's evidence next to its correctness) are resampled in one pass
+    over one set of draws: each interval is the one scoring the cell alone gives.
+    """
+    tables = [goal_table(goal_ids, correct) for goal_ids, correct in cells]
+    intervals: dict[int, tuple[tuple[float, float], tuple[float, float]]] = {}
+    by_goals: dict[int, list[int]] = defaultdict(list)
+    for i, table in enumerate(tables):
+        by_goals[len(table.goal_ids)].append(i)
+    for members in by_goals.values() if n_boot > 0 else ():
+        # one draw of goals serves Micro and Macro: Micro is correct / questions within the drawn goals
+        pairs = [
+            pair
+            for i in members
+            for pair in (
+                (tables[i].n_correct, tables[i].n_questions),
+                (tables[i].all_correct, np.ones(len(tables[i].goal_ids))),
+            )
+        ]
+        draws = _resampled_ratios(pairs, n_boot, seed)
+        for j, i in enumerate(members):
+            intervals[i] = (_interval(draws[2 * j], confidence), _interval(draws[2 * j + 1], confidence))
+    out = []
+    for i, table in enumerate(tables):
+        n_q = table.n_questions.astype(float)
+        micro_ci, macro_ci = intervals.get(i, (None, None))
+        m, M = float(table.n_correct.sum() / n_q.sum()), float(table.all_correct.mean())
+        out.append(Score(m, M, int(n_q.sum()), len(table.goal_ids), micro_ci, macro_ci))
+    return out
 
 
 @dataclass(frozen=True)
@@ -209,20 +241,28 @@ def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) ->
     cells: dict[tuple[str, str, float], list[dict[str, Any]]] = defaultdict(list)
     for row in answers:
         cells[(row["compressor"], row["condition"], row["ratio"])].append(row)
-    out = []
-    for (comp, cond, ratio), rows in cells.items():
+    # what is scored, per cell: correctness, then evidence where every row has it
+    scored: list[tuple[list[str], list[bool]]] = []
+    with_evidence = []
+    for rows in cells.values():
         goals = [r["goal_id"] for r in rows]
-        s = score(goals, [r["correct"] for r in rows], n_boot=n_bootstrap, seed=seed)
+        scored.append((goals, [r["correct"] for r in rows]))
+        with_evidence.append(all("evidence" in r for r in rows))
+        if with_evidence[-1]:
+            scored.append((goals, [bool(r["evidence"]) for r in rows]))
+    results = iter(score_many(scored, n_bootstrap, seed))
+    out = []
+    for ((comp, cond, ratio), rows), evidence in zip(cells.items(), with_evidence, strict=True):
         row = {
             "compressor": comp,
             "condition": cond,
             "ratio": ratio,
             "ceiling": bool(rows[0].get("ceiling", cond in ("full", "oracle"))),
-            **s.as_dict(),
+            **next(results).as_dict(),
             "n_errors": sum(r["error"] is not None for r in rows),
         }
-        if all("evidence" in r for r in rows):
-            e = score(goals, [bool(r["evidence"]) for r in rows], n_boot=n_bootstrap, seed=seed).as_dict()
+        if evidence:
+            e = next(results).as_dict()
             row.update({f"evidence_{k}": e[k] for k in _EVIDENCE_KEYS})
         out.append(row)
     return out

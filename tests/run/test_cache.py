@@ -1,3 +1,4 @@
+import json
 import logging
 import multiprocessing as mp
 import os
@@ -15,6 +16,7 @@ from gacc_hf.run.cache import (
     JOURNAL_ENV,
     Cache,
     CacheError,
+    _parse,
     check_cache,
     filesystem_type,
     journal_mode,
@@ -299,3 +301,34 @@ def test_a_cache_on_a_network_file_system_uses_delete_and_warns(tmp_path, monkey
     with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache"), Cache(tmp_path / "shared") as c:
         assert c._db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     assert "is on a network file system (nfs4), journal_mode=DELETE: never share it between machines" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"answer": "a"}', {"answer": "a"}),
+        ('  {"answer": "a"}\n', {"answer": "a"}),  # whitespace around a value is JSON too
+        ('{"answer": "a", "answer": "b"}', {"answer": "b"}),  # the last of a repeated name, as json.loads
+        ('{"answer": "\\u00e9\\ud83d\\ude42"}', {"answer": "é🙂"}),
+        ("7", 7),
+    ],
+)
+def test_stored_values_read_as_json_loads_reads_them(text, expected):
+    value, _ = _parse("answer", text)
+    assert value == expected == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ('{"answer": "a"}x', "not valid JSON"),  # extra data after the value
+        ('{"answer": "a"} {}', "not valid JSON"),
+        ('\ufeff{"answer": "a"}', "not valid JSON"),  # a byte-order mark, refused by json.loads
+        ('{"answer": "a"', "not valid JSON"),
+        ("", "not valid JSON"),
+        ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+    ],
+)
+def test_stored_values_json_loads_refuses_are_refused(text, problem):
+    value, found = _parse("answer", text)
+    assert value is None and problem in found

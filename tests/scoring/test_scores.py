@@ -1,10 +1,12 @@
 from collections import defaultdict
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gacc_hf.scoring.scores import goal_table, macro, micro, paired_difference, score
+from gacc_hf.scoring import scores
+from gacc_hf.scoring.scores import goal_table, macro, micro, paired_difference, score, score_many
 
 verdict_rows = st.lists(st.tuples(st.sampled_from("abcdefgh"), st.booleans()), min_size=1, max_size=80)
 
@@ -81,3 +83,43 @@ def test_paired_difference():
 def test_bad_inputs(goals, verdicts, msg):
     with pytest.raises(ValueError, match=msg):
         score(goals, verdicts)
+
+
+# Recorded from the gather-and-sum bootstrap (`num[idx].sum(axis=1) / den[idx].sum(axis=1)` per cell) before
+# the draws were tallied and multiplied in one pass: the intervals must not move by a single bit.
+_GOALS = ["g1"] * 3 + ["g2"] * 2 + ["g3"] * 4 + ["g4"] + ["g5"] * 2
+_A = [True, False, True, True, True, False, False, True, True, True, False, True]
+_B = [True, True, True, True, False, True, False, True, True, False, True, True]
+
+
+def test_bootstrap_intervals_are_the_recorded_ones(monkeypatch):
+    s = score(_GOALS, _A, n_boot=200, seed=7)
+    assert (s.micro_ci, s.macro_ci) == ((0.5286764705882354, 0.8891666666666667), (0.0, 0.8))
+    s = score(_GOALS, _B, n_boot=50, seed=0)
+    assert (s.micro_ci, s.macro_ci) == ((0.4569444444444445, 1.0), (0.0, 1.0))
+    d = paired_difference(_GOALS, _A, _B, n_boot=300, seed=3)
+    assert (d.micro_diff_ci, d.macro_diff_ci) == ((-0.5291666666666663, 0.35714285714285715), (-1.0, 0.8))
+    monkeypatch.setattr(scores, "_CHUNK_CELLS", 25)  # draws made in chunks of 5 resamples
+    s = score(_GOALS, _A, n_boot=37, seed=11)
+    assert (s.micro_ci, s.macro_ci) == ((0.5264705882352941, 0.8220779220779222), (0.0, 0.8))
+
+
+def _gathered_intervals(goal_ids, correct, n_boot, seed):
+    """The per-cell formula written out: draw goals, gather and sum their counts, take the percentiles."""
+    order = list(dict.fromkeys(goal_ids))
+    n_q = np.array([goal_ids.count(g) for g in order], dtype=float)
+    n_c = np.array([sum(c for g2, c in zip(goal_ids, correct, strict=True) if g2 == g) for g in order], dtype=float)
+    idx = np.random.default_rng(seed).integers(0, len(order), size=(n_boot, len(order)))
+    micro_draws = n_c[idx].sum(axis=1) / n_q[idx].sum(axis=1)
+    macro_draws = (n_c == n_q).astype(float)[idx].sum(axis=1) / len(order)
+    alpha = (1 - 0.95) / 2  # as written, 0.025000000000000022
+    return [tuple(float(x) for x in np.quantile(d, [alpha, 1 - alpha])) for d in (micro_draws, macro_draws)]
+
+
+def test_cells_scored_together_equal_each_scored_alone():
+    cells = [(_GOALS, _A), (_GOALS, _B), (_GOALS[:5], _A[:5]), (_GOALS[3:], _B[3:]), (_GOALS[:5], _B[:5])]
+    together = score_many(cells, n_boot=120, seed=4)
+    assert together == [score(g, c, n_boot=120, seed=4) for g, c in cells]
+    assert [[s.micro_ci, s.macro_ci] for s in together] == [_gathered_intervals(g, c, 120, 4) for g, c in cells]
+    assert together[0].micro_ci != together[1].micro_ci  # the cells are told apart, not given one interval
+    assert all(s.micro_ci is None for s in score_many(cells, n_boot=0))
