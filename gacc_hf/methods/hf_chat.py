@@ -77,6 +77,7 @@ PREFIX_CACHE_MIN_TOKENS = 0  # memories with shorter prompt prefixes are read on
 # not measured optima: `?batch_size=` overrides the rows.
 READER_BATCH_SIZE = 32
 READER_BATCH_TOKENS = 8_192  # rows x (prompt + answer) tokens of key/value cache per prefix-decoding batch
+READER_CHUNK_SIZE = 256
 CUDA_BATCH_SIZE = 32
 CUDA_READER_BATCH_TOKENS = 65_536
 _PROBE = "?"  # a second question, to find where the prompts of one memory start to differ
@@ -234,6 +235,9 @@ class PipelineReader(_ChatMethod):
     """
 
     role = "reader"
+    # Items per runner call: questions of many memories fill the decoding batches (one call per 64 items read
+    # 1.33x slower than all items at once, docs/performance.md); a crash loses at most this many answers.
+    chunk_size = READER_CHUNK_SIZE
 
     def __init__(
         self,

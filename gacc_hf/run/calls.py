@@ -1,15 +1,16 @@
 """Calling methods through the cache: windows or chunks, call counting, timing, progress and failure policy.
 
-A method that declares `concurrency` (the served `openai:` methods) runs in a rolling window of that
-many calls over the role's whole task list (`gacc_hf.run.rolling`); any other method is called in chunks of
-`batch_size` items, through its `batch()` when it has one. Either way every output is stored as it is
-finished, one transaction per chunk or per half second of work: a crash loses at most the calls in
-flight and that half second, and a rerun computes only what is missing. Each item is called at most
+A method that declares `concurrency` (the served `openai:` methods) runs in a rolling window of that many
+calls over the role's whole task list (`gacc_hf.run.rolling`); any other method is called in chunks of
+`batch_size` items (more where the method declares a larger `chunk_size`: the local reader batches questions
+across memories, so it wants many per call), through its `batch()` when it has one. Either way every output
+is stored as it is finished, one transaction per chunk or per half second of work: a crash loses at most the
+calls in flight and that half second, and a rerun computes only what is missing. Each item is called at most
 once per run: a method's `batch()` that raises fails its whole chunk (or stops the run), and one that
 returns the wrong number of outputs is a contract error naming the method, never retried item by item.
-Failures stop the run with the item named (`on_error="raise"`) or are recorded and retried by the next
-run (`on_error="record"`); failures are never cached. Progress moves per item (`gacc_hf.progress`) and
-each role ends with a one-line summary.
+Failures stop the run with the item named (`on_error="raise"`) or are recorded and retried by the next run
+(`on_error="record"`); failures are never cached. Progress moves per item (`gacc_hf.progress`) and each role
+ends with a one-line summary.
 """
 
 from __future__ import annotations
@@ -58,6 +59,22 @@ class Task:
     label: str
 
 
+def chunk_size_of(fn: Any, batch_size: int) -> int:
+    """Items per call of a chunked method: the run's `batch_size`, or the method's `chunk_size` if larger.
+
+    >>> class Reader:
+    ...     chunk_size = 256
+    >>> chunk_size_of(Reader(), 64), chunk_size_of(Reader(), 512), chunk_size_of(object(), 64)
+    (256, 512, 64)
+    """
+    size = getattr(fn, "chunk_size", None)
+    if size is None:
+        return batch_size
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"chunk_size must be an integer >= 1, got {size!r}")
+    return max(batch_size, size)
+
+
 def resolve_method(role: str, spec: Any, cached: bool) -> Method:
     """Resolve a name or callable; refuse to cache a method whose revision cannot bind its state.
 
@@ -67,6 +84,7 @@ def resolve_method(role: str, spec: Any, cached: bool) -> Method:
     fn = resolve(role, spec)  # type: ignore[arg-type]
     try:
         concurrency_of(fn)
+        chunk_size_of(fn, 1)
     except ValueError as exc:
         raise ValueError(f"{role} {method_name(fn)!r}: {exc}") from None
     try:
@@ -132,15 +150,16 @@ class Executor:
         self.fresh.update(t.key for t in todo)
         progress = RoleProgress(method.role, method.name, len(todo), self.progress)
         tokens, pending, last_flush = 0, {}, time.monotonic()
-        for start in range(0, len(todo), self.batch_size):
-            chunk = todo[start : start + self.batch_size]
+        size = chunk_size_of(method.fn, self.batch_size)
+        for start in range(0, len(todo), size):
+            chunk = todo[start : start + size]
             with progress.reporting(len(chunk)):
                 done, failures = self._call_chunk(method, chunk, finish)
             tokens += sum(self.output_tokens(v) for v in done.values())
             pending.update(done)
             values.update(done)
             # one transaction per FLUSH_SECONDS of work: slow models store every chunk, fast rules batch up
-            if failures or start + self.batch_size >= len(todo) or time.monotonic() - last_flush > FLUSH_SECONDS:
+            if failures or start + size >= len(todo) or time.monotonic() - last_flush > FLUSH_SECONDS:
                 self.cache.put_many(kind, pending)
                 pending, last_flush = {}, time.monotonic()
             for task, exc in failures:

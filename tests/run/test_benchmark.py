@@ -236,6 +236,33 @@ def test_batch_is_used_when_offered(cache_dir):
     assert Batched.batches == 2 and len(comp.inputs) == 4
 
 
+def test_a_method_asking_for_larger_chunks_gets_them(cache_dir):
+    class Chunked(GoalLinePicker):
+        name = "chunked"
+        chunk_size = 3  # the run's batch_size of 2 is the least, 3 items per call here
+        sizes: list[int] = []
+
+        def batch(self, items):
+            Chunked.sizes.append(len(items))
+            return [GoalLinePicker.__call__(self, i) for i in items]
+
+    comp = Chunked()
+    rules_run(diagnostic_rows(), compressor=comp, ratios=[0.2], conditions=["own"], cache_dir=cache_dir, batch_size=2)
+    assert Chunked.sizes == [3, 1]  # 4 memories (hand count: one per goal of the diagnostic rows)
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.5, True, "8"])
+def test_a_method_declaring_a_bad_chunk_size_is_refused_before_any_call(bad, cache_dir):
+    class Chunked(GoalLinePicker):
+        name = "chunked"
+        chunk_size = bad
+
+    comp = Chunked()
+    with pytest.raises(ValueError, match=rf"compressor 'chunked': chunk_size must be an integer >= 1, got {bad!r}"):
+        rules_run(diagnostic_rows(), compressor=comp, ratios=[0.2], conditions=["own"], cache_dir=cache_dir)
+    assert comp.inputs == []
+
+
 @pytest.mark.parametrize(
     ("mutate", "where"),
     [
