@@ -338,17 +338,34 @@ def load_causal_lm(spec: str, options: ModelOptions | None = None) -> CausalLM:
 
 
 class SentenceEncoder:
-    """Mean-pooled, L2-normalised sentence vectors (the sentence-transformers recipe of all-MiniLM-L6-v2)."""
+    """Mean-pooled, L2-normalised sentence vectors (the sentence-transformers recipe of all-MiniLM-L6-v2).
+
+    The weights are loaded at the first `encode`: the identity comes from the files, so a rerun whose
+    memories are all cached never pays for loading the model.
+    """
 
     def __init__(self, ref: ModelRef, device: str = "cpu", max_length: int = 256, batch_size: int = 64) -> None:
-        from transformers import AutoModel, AutoTokenizer
-
         self.ref = ref
         self.device = device
-        self.tokenizer = AutoTokenizer.from_pretrained(ref.path)
-        self.model = AutoModel.from_pretrained(ref.path).to(device).eval()
         self.max_length = max_length
         self.batch_size = batch_size
+        self._loaded: tuple[Any, Any] | None = None
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._load()[0]
+
+    @property
+    def model(self) -> Any:
+        return self._load()[1]
+
+    def _load(self) -> tuple[Any, Any]:
+        if self._loaded is None:
+            from transformers import AutoModel, AutoTokenizer
+
+            tokenizer = AutoTokenizer.from_pretrained(self.ref.path)
+            self._loaded = (tokenizer, AutoModel.from_pretrained(self.ref.path).to(self.device).eval())
+        return self._loaded
 
     @property
     def identity(self) -> str:

@@ -14,9 +14,11 @@ from gacc_hf.methods.registry import resolve
 from gacc_hf.methods.weights import (
     ModelLoadError,
     ModelOptions,
+    SentenceEncoder,
     folder_identity,
     load_causal_lm,
     load_sentence_encoder,
+    minilm_ref,
     resolve_model,
     split_spec,
     torch_device,
@@ -104,6 +106,13 @@ def test_minilm_vectors_are_unit_length_and_meaningful():
     assert all(abs(float(v.norm()) - 1) < 1e-5 for v in vecs)
     assert float(vecs[0] @ vecs[1]) > float(vecs[0] @ vecs[2]) + 0.2
     assert enc.encode([]).shape == (0, 384)
+
+
+def test_the_sentence_encoder_loads_its_weights_only_when_it_first_encodes():
+    enc = SentenceEncoder(minilm_ref())  # a new one: the shared instance may have loaded already
+    assert enc.identity.startswith("all-MiniLM-L6-v2@sha256:") and enc._loaded is None  # identity from the files
+    assert enc.encode(["The disk is full."]).shape == (1, 384)
+    assert enc._loaded is not None
 
 
 def test_importing_gacc_hf_and_naming_rule_methods_never_imports_torch():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import pytest
 
@@ -240,7 +241,7 @@ def test_a_method_asking_for_larger_chunks_gets_them(cache_dir):
     class Chunked(GoalLinePicker):
         name = "chunked"
         chunk_size = 3  # the run's batch_size of 2 is the least, 3 items per call here
-        sizes: list[int] = []
+        sizes: ClassVar[list[int]] = []
 
         def batch(self, items):
             Chunked.sizes.append(len(items))
