@@ -51,11 +51,34 @@ class Method:
     spec: str
 
 
-@dataclass
 class Task:
-    key: str
-    item: Any
-    label: str
+    """A call to make under a cache key: `item` is the method's input, `label` names it in errors.
+
+    Instead of `item` and `label`, `build` may be given: a function of no arguments returning both, called
+    the first time either is needed. A warm rerun finds nearly every key in the cache and so never builds
+    the inputs and labels of the calls it does not make."""
+
+    __slots__ = ("_build", "_item", "_label", "key")
+
+    def __init__(
+        self, key: str, item: Any = None, label: str = "", build: Callable[[], tuple[Any, str]] | None = None
+    ) -> None:
+        self.key, self._item, self._label, self._build = key, item, label, build
+
+    def _built(self) -> None:
+        if self._build is not None:
+            self._item, self._label = self._build()
+            self._build = None
+
+    @property
+    def item(self) -> Any:
+        self._built()
+        return self._item
+
+    @property
+    def label(self) -> str:
+        self._built()
+        return self._label
 
 
 def resolve_method(role: str, spec: Any, cached: bool) -> Method:
