@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from gacc_hf.data.schema import Group, Question
@@ -24,6 +24,7 @@ from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.cache import text_hash
 from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
 from gacc_hf.run.key_template import KeyTemplate
+from gacc_hf.run.rolling import Follow, Planned
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -69,42 +70,38 @@ def _answer_keys(
     memories: dict[str, dict[str, Any]],
     questions: dict[str, list[_Asked]],
     read: Method,
-) -> tuple[list[str | None], list[_Asked], list[Task]]:
+) -> tuple[list[str | None], list[_Asked], Planned]:
     """Per question row (ledger order, then question order): its answer key (None: its memory failed) and
-    what it asks; and one reader task per distinct answer key, in row order."""
+    what it asks; and the reader tasks, one per distinct answer key in row order, each built from its
+    first row when the cache does not hold it."""
     answer_key = KeyTemplate(("memory", "question"), reader=read.name, revision=read.revision)
     keys: list[str | None] = []
     asked: list[_Asked] = []
-    read_tasks: dict[str, Task] = {}
+    entries: list[dict[str, Any]] = []  # per row: its ledger row
+    first: dict[str, int] = {}  # answer key -> its first row
     for entry in ledger:
-        mem = memories[entry["memory_key"]]
         of_goal = questions[entry["goal_id"]]
         asked += of_goal
-        if "error" in mem:
+        entries += [entry] * len(of_goal)
+        if "error" in memories[entry["memory_key"]]:
             keys += [None] * len(of_goal)
             continue
         memory_sha256 = entry["memory_sha256"]
-        for q, group, question_hash, _, _ in of_goal:
+        for _, _, question_hash, _, _ in of_goal:
             key = answer_key(memory_sha256, question_hash)
+            first.setdefault(key, len(keys))
             keys.append(key)
-            if key not in read_tasks:
-                read_tasks[key] = Task(key, build=functools.partial(_read_item, mem["memory"], q, group, entry))
-    return keys, asked, list(read_tasks.values())
 
+    def task(key: str) -> Task:
+        i = first[key]
+        q, group, entry = asked[i][0], asked[i][1], entries[i]
+        label = (
+            f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, condition={entry['condition']}, "
+            f"ratio={entry['ratio']:g})"
+        )
+        return Task(key, ReaderInput(memories[entry["memory_key"]]["memory"], q.question), label)
 
-def _read_item(memory: str, q: Question, group: Group, entry: dict[str, Any]) -> tuple[ReaderInput, str]:
-    """A reader task's input and label (built only for the calls a run makes)."""
-    label = (
-        f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, condition={entry['condition']}, "
-        f"ratio={entry['ratio']:g})"
-    )
-    return ReaderInput(memory, q.question), label
-
-
-def _judge_item(q: Question, answer: str, group: Group) -> tuple[JudgeInput, str]:
-    """A judge task's input and label (built only for the calls a run makes)."""
-    item = JudgeInput(q.question, answer, q.references, group.context)
-    return item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})"
+    return keys, asked, Planned(list(first), task)
 
 
 def _rows_of(answers: dict[str, Any], keys: list[str | None], by_answer: dict[str, list[int]]) -> list[int]:
@@ -119,34 +116,39 @@ def _rows_of(answers: dict[str, Any], keys: list[str | None], by_answer: dict[st
     return sorted(i for key in answers for i in by_answer[key])
 
 
-def _verdict_tasks(
-    keys: list[str | None], asked: list[_Asked], judged: Method
-) -> Callable[[dict[str, Any]], list[Task]]:
+def _verdict_tasks(keys: list[str | None], asked: list[_Asked], judged: Method) -> Follow:
     """The `follow` of the answer stage: given answers as they come in, turn their rows' answer keys in
     `keys` into verdict keys (None where the answer failed) and return the verdict tasks not asked for
-    before, in row order (as judging after all reading would order them)."""
+    before, in row order (as judging after all reading would order them), each built from its first row
+    when the cache does not hold it."""
     by_answer: dict[str, list[int]] = {}  # rows by answer key, indexed only when answers come in parts
-    judge_tasks: dict[str, Task] = {}
+    first: dict[str, tuple[int, str]] = {}  # verdict key -> its first row and answer
     known: dict[tuple[str, ...], str] = {}  # the same question answered alike in many rows: one key
     verdict_key = KeyTemplate(
         ("question", "answer", "references", "source"), judge=judged.name, revision=judged.revision
     )
 
-    def follow(answers: dict[str, Any]) -> list[Task]:
-        new: list[Task] = []
+    def task(key: str) -> Task:
+        i, answer = first[key]
+        q, group = asked[i][0], asked[i][1]
+        item = JudgeInput(q.question, answer, q.references, group.context)
+        return Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
+
+    def follow(answers: dict[str, Any]) -> Planned:
+        new: list[str] = []
         for i in _rows_of(answers, keys, by_answer):
             value = answers[keys[i]]  # type: ignore[index]
             if "error" in value:
                 keys[i] = None
                 continue
-            q, group, question_hash, references_hash, source_hash = asked[i]
+            _, _, question_hash, references_hash, source_hash = asked[i]
             answer = value["answer"]
             parts = (question_hash, text_hash(answer), references_hash, source_hash)
             key = keys[i] = known.get(parts) or known.setdefault(parts, verdict_key(*parts))
-            if key not in judge_tasks:
-                judge_tasks[key] = Task(key, build=functools.partial(_judge_item, q, answer, group))
-                new.append(judge_tasks[key])
-        return new
+            if key not in first:
+                first[key] = (i, answer)
+                new.append(key)
+        return Planned(new, task)
 
     return follow
 

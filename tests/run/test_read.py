@@ -5,41 +5,32 @@ from __future__ import annotations
 import gacc_hf
 from gacc_hf.run import read
 from gacc_hf.run.calls import Task
+from gacc_hf.run.rolling import planned
 
 
-def test_a_deferred_task_builds_its_input_and_label_once_on_first_use():
-    built = []
-
-    def build():
-        built.append(1)
-        return "input", "label"
-
-    task = Task("k", build=build)
-    assert built == []  # nothing built while the task only waits for a cache lookup
-    assert (task.item, task.label, task.item) == ("input", "label", "input")
-    assert built == [1]
-    assert (Task("k", "given", "named").item, Task("k", "given", "named").label) == ("given", "named")
+def test_a_task_list_is_planned_by_first_seen_key_with_the_last_task_of_a_key():
+    a1, b, a2 = Task("a", 1, "first a"), Task("b", 2, "b"), Task("a", 3, "second a")
+    plan = planned([a1, b, a2])
+    assert plan.keys == ["a", "b"] and plan.task("a") is a2 and plan.task("b") is b
+    assert planned(plan) is plan
 
 
-def test_a_warm_rerun_builds_no_reader_or_judge_input(tmp_path, monkeypatch):
-    built = {"reader": 0, "judge": 0}
+def test_a_warm_rerun_builds_no_reader_or_judge_task(tmp_path, monkeypatch):
+    built: list[str] = []
 
-    def counting(role, build):
-        def wrapper(*args):
-            built[role] += 1
-            return build(*args)
+    def counting(key, item, label):
+        built.append(type(item).__name__)
+        return Task(key, item, label)
 
-        return wrapper
-
-    monkeypatch.setattr(read, "_read_item", counting("reader", read._read_item))
-    monkeypatch.setattr(read, "_judge_item", counting("judge", read._judge_item))
+    monkeypatch.setattr(read, "Task", counting)
     data = gacc_hf.synthetic(seed=0, contexts=3, goals_per_context=2, questions_per_goal=2)
     kwargs = dict(compressor="goal-lines", reader="fields", judge="exact", ratios=(0.5,), n_bootstrap=0)
     cold = gacc_hf.run_benchmark(data, cache_dir=str(tmp_path), progress=False, **kwargs)
-    assert built == {"reader": cold.calls["reader"], "judge": cold.calls["judge"]} and min(built.values()) > 0
-    built.update(reader=0, judge=0)
+    assert built.count("ReaderInput") == cold.calls["reader"] > 0
+    assert built.count("JudgeInput") == cold.calls["judge"] > 0
+    built.clear()
     warm = gacc_hf.run_benchmark(data, cache_dir=str(tmp_path), progress=False, **kwargs)
-    assert built == {"reader": 0, "judge": 0} and warm.answers == cold.answers
+    assert built == [] and warm.answers == cold.answers
 
 
 def test_rows_followed_all_at_once_or_in_parts_in_row_order():
