@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from gacc_hf.run.cache_file import APPLICATION_ID, CacheError, environment_fault, is_new_cache
+from gacc_hf.run.cache_read import stored_texts
 from gacc_hf.text.hygiene import encoding_problem
 
 CACHE_FILENAME = "gacc-cache.sqlite3"
@@ -54,7 +55,6 @@ NETWORK_FILESYSTEMS = frozenset(
     {"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs", "9p", "afs", "ocfs2"}
     | {"gfs2", "fuse.sshfs", "fuse.glusterfs", "fuse.ceph", "fuse.s3fs", "fuse.rclone", "fuse.juicefs", "fuse.gcsfuse"}
 )
-_SELECT_CHUNK = 500
 _log = logging.getLogger(__name__)
 
 
@@ -288,23 +288,16 @@ class Cache:
             raise self._damaged(exc) from exc
 
     def get_many(self, kind: str, keys: Iterable[str]) -> dict[str, Any]:
-        """The stored values of those keys that are present and usable (see the module doc).
-
-        Keys are looked up in sorted order: neighbouring probes of the primary key then share pages,
-        which halves the time of a large lookup."""
-        keys = sorted(set(keys))
+        """The stored values of those keys that are present and usable (see the module doc), in key
+        order; how they are found: `gacc_hf.run.cache_read`."""
         found: dict[str, Any] = {}
         with self._sqlite():
-            for i in range(0, len(keys), _SELECT_CHUNK):
-                chunk = keys[i : i + _SELECT_CHUNK]
-                marks = ",".join("?" * len(chunk))
-                sql = f"SELECT key, value FROM entries WHERE kind=? AND key IN ({marks})"
-                for key, text in self._db.execute(sql, (kind, *chunk)):
-                    value, problem = _parse(kind, text)
-                    if problem is None:
-                        found[key] = value
-                    else:
-                        self._reject(kind, key, problem)
+            for key, text in stored_texts(self._db, kind, set(keys)):
+                value, problem = _parse(kind, text)
+                if problem is None:
+                    found[key] = value
+                else:
+                    self._reject(kind, key, problem)
         return found
 
     def _reject(self, kind: str, key: str, problem: str) -> None:

@@ -28,7 +28,7 @@ from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, re
 from gacc_hf.redaction import redact
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.limits import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, clip
-from gacc_hf.run.rolling import FLUSH_SECONDS, Follow, RollingRun, Stage, concurrency_of
+from gacc_hf.run.rolling import FLUSH_SECONDS, Follow, Planned, RollingRun, Stage, concurrency_of, planned
 from gacc_hf.text.hygiene import encoding_problem
 from gacc_hf.tokenizer import get_codec
 
@@ -137,16 +137,19 @@ class Executor:
         self.errors: list[dict[str, Any]] = []
         self.fresh: set[str] = set()  # keys computed (or attempted) by this run
 
-    def run(self, method: Method, kind: str, tasks: list[Task], finish: Callable[[Any, Any], Any]) -> dict[str, Any]:
+    def run(
+        self, method: Method, kind: str, tasks: list[Task] | Planned, finish: Callable[[Any, Any], Any]
+    ) -> dict[str, Any]:
         """Values for all task keys: cached ones read, missing ones computed and stored as they finish.
 
         A key whose call failed under `on_error="record"` maps to an `{"error": ...}` dict (not stored).
+        Tasks given as `Planned` are built only for the keys the cache does not hold.
         """
         if concurrency_of(method.fn) is not None:
             return RollingRun(self, [Stage(method, kind, finish)]).run(tasks)[0]
-        unique = list({t.key: t for t in tasks}.values())
-        values = self.cache.get_many(kind, [t.key for t in unique])
-        todo = [t for t in unique if t.key not in values]
+        plan = planned(tasks)
+        values = self.cache.get_many(kind, plan.keys)
+        todo = [plan.task(key) for key in plan.keys if key not in values]
         self.fresh.update(t.key for t in todo)
         progress = RoleProgress(method.role, method.name, len(todo), self.progress)
         tokens, pending, last_flush = 0, {}, time.monotonic()
@@ -168,7 +171,9 @@ class Executor:
         progress.close(tokens)
         return values
 
-    def run_chain(self, first: Stage, second: Stage, tasks: list[Task], follow: Follow) -> list[dict[str, Any]]:
+    def run_chain(
+        self, first: Stage, second: Stage, tasks: list[Task] | Planned, follow: Follow
+    ) -> list[dict[str, Any]]:
         """The values of `first` over `tasks`, and of `second` over the tasks `follow` derives from them.
 
         When both methods have windows, the second's calls start as soon as the values they need are in

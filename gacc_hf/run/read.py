@@ -7,13 +7,16 @@ The judge gets `JudgeInput(question, answer, references, source)`: gold and the 
 references, source and judge, so equal work is done once across conditions, ratios and runs. When the
 reader and the judge both have windows (served methods, `gacc_hf.run.rolling`), a question's verdict request
 starts as soon as its answer is in; rows and cache end the same as when judging follows all reading.
+
+The work is planned over keys alone (one answer key and, once its answer is in, one verdict key per
+question row); each row is built once, at the end, with its answer, verdict and error in place.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from gacc_hf.data.schema import Group, Question
@@ -21,8 +24,7 @@ from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.cache import text_hash
 from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
 from gacc_hf.run.key_template import KeyTemplate
-
-_ANSWER_ID_COLUMNS = ("compressor", "condition", "ratio", "ceiling", "context_id", "goal_id", "shown_goal_id")
+from gacc_hf.run.rolling import Follow, Planned
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -30,12 +32,14 @@ def _references_hash(references: tuple[str, ...]) -> str:
     return text_hash(json.dumps(list(references), ensure_ascii=False))
 
 
-# A question, its group, and the content hashes of the question and its references, which enter its keys.
-_Asked = tuple[Question, Group, str, str]
+# A question, its group, and the content hashes of the question, its references and the group's source,
+# which enter its keys.
+_Asked = tuple[Question, Group, str, str, str]
 
 
-def _questions(group: Group) -> list[tuple[Question, str, str]]:
-    return [(q, text_hash(q.question), _references_hash(q.references)) for q in group.questions]
+def _questions(group: Group) -> list[_Asked]:
+    source_hash = text_hash(group.context)
+    return [(q, group, text_hash(q.question), _references_hash(q.references), source_hash) for q in group.questions]
 
 
 def read_and_judge(
@@ -51,91 +55,153 @@ def read_and_judge(
 
     `evidence` holds each ledger row's per-question evidence flags (`fill_ledger`'s)."""
     by_goal = {g.goal_id: g for g in groups}
-    rows: list[dict[str, Any]] = []
-    keys: list[str | None] = []  # per row: its answer key, then its verdict key (None: nothing to ask)
-    asked: list[_Asked] = []  # per row: what its verdict request is built from
     questions = {g.goal_id: _questions(g) for g in groups}
-    read_tasks: dict[str, Task] = {}
+    keys, asked, read_tasks = _answer_keys(ledger, memories, questions, read)
+    verdict_keys = list(keys)  # per row: its answer key, then its verdict key (None: nothing to ask)
+    follow = _verdict_tasks(verdict_keys, asked, judged)
+    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
+    verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
+    answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
+    return _rows(ledger, memories, evidence, by_goal, (keys, verdict_keys, answers, verdicts))
+
+
+def _answer_keys(
+    ledger: list[dict[str, Any]],
+    memories: dict[str, dict[str, Any]],
+    questions: dict[str, list[_Asked]],
+    read: Method,
+) -> tuple[list[str | None], list[_Asked], Planned]:
+    """Per question row (ledger order, then question order): its answer key (None: its memory failed) and
+    what it asks; and the reader tasks, one per distinct answer key in row order, each built from its
+    first row when the cache does not hold it."""
     answer_key = KeyTemplate(("memory", "question"), reader=read.name, revision=read.revision)
+    keys: list[str | None] = []
+    asked: list[_Asked] = []
+    entries: list[dict[str, Any]] = []  # per row: its ledger row
+    first: dict[str, int] = {}  # answer key -> its first row
+    for entry in ledger:
+        of_goal = questions[entry["goal_id"]]
+        asked += of_goal
+        entries += [entry] * len(of_goal)
+        if "error" in memories[entry["memory_key"]]:
+            keys += [None] * len(of_goal)
+            continue
+        memory_sha256 = entry["memory_sha256"]
+        for _, _, question_hash, _, _ in of_goal:
+            key = answer_key(memory_sha256, question_hash)
+            first.setdefault(key, len(keys))
+            keys.append(key)
+
+    def task(key: str) -> Task:
+        i = first[key]
+        q, group, entry = asked[i][0], asked[i][1], entries[i]
+        label = (
+            f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, condition={entry['condition']}, "
+            f"ratio={entry['ratio']:g})"
+        )
+        return Task(key, ReaderInput(memories[entry["memory_key"]]["memory"], q.question), label)
+
+    return keys, asked, Planned(list(first), task)
+
+
+def _rows_of(answers: dict[str, Any], keys: list[str | None], by_answer: dict[str, list[int]]) -> list[int]:
+    """The rows, in order, whose answer keys (`keys`) are among `answers`: every row with one when all the
+    answers come at once (no windows: the usual case), else those indexed by `by_answer` (built on first use)."""
+    if not by_answer and len(answers) == len(set(keys) - {None}):
+        return [i for i, key in enumerate(keys) if key is not None]
+    if not by_answer:
+        for i, key in enumerate(keys):
+            if key is not None:
+                by_answer.setdefault(key, []).append(i)
+    return sorted(i for key in answers for i in by_answer[key])
+
+
+def _verdict_tasks(keys: list[str | None], asked: list[_Asked], judged: Method) -> Follow:
+    """The `follow` of the answer stage: given answers as they come in, turn their rows' answer keys in
+    `keys` into verdict keys (None where the answer failed) and return the verdict tasks not asked for
+    before, in row order (as judging after all reading would order them), each built from its first row
+    when the cache does not hold it."""
+    by_answer: dict[str, list[int]] = {}  # rows by answer key, indexed only when answers come in parts
+    first: dict[str, tuple[int, str]] = {}  # verdict key -> its first row and answer
+    known: dict[tuple[str, ...], str] = {}  # the same question answered alike in many rows: one key
+    verdict_key = KeyTemplate(
+        ("question", "answer", "references", "source"), judge=judged.name, revision=judged.revision
+    )
+
+    def task(key: str) -> Task:
+        i, answer = first[key]
+        q, group = asked[i][0], asked[i][1]
+        item = JudgeInput(q.question, answer, q.references, group.context)
+        return Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
+
+    def follow(answers: dict[str, Any]) -> Planned:
+        new: list[str] = []
+        for i in _rows_of(answers, keys, by_answer):
+            value = answers[keys[i]]  # type: ignore[index]
+            if "error" in value:
+                keys[i] = None
+                continue
+            _, _, question_hash, references_hash, source_hash = asked[i]
+            answer = value["answer"]
+            parts = (question_hash, text_hash(answer), references_hash, source_hash)
+            key = keys[i] = known.get(parts) or known.setdefault(parts, verdict_key(*parts))
+            if key not in first:
+                first[key] = (i, answer)
+                new.append(key)
+        return Planned(new, task)
+
+    return follow
+
+
+def _rows(
+    ledger: list[dict[str, Any]],
+    memories: dict[str, dict[str, Any]],
+    evidence: Sequence[Sequence[bool]],
+    by_goal: dict[str, Group],
+    outcome: tuple[list[str | None], list[str | None], dict[str, Any], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """The answer rows, each built once with every field in its final place (column order as written).
+
+    `outcome` holds each row's answer key (None: its memory failed) and verdict key (None: its answer
+    failed), and the answer and verdict values by key."""
+    answer_keys, verdict_keys, answers, verdicts = outcome
+    rows: list[dict[str, Any]] = []
+    i = 0
     for entry, flags in zip(ledger, evidence, strict=True):
         group = by_goal[entry["goal_id"]]
-        mem = memories[entry["memory_key"]]
-        base = {k: entry[k] for k in _ANSWER_ID_COLUMNS}
-        language, memory_sha256, error = group.language_tag, entry["memory_sha256"], mem.get("error")
-        for (q, question_hash, references_hash), found in zip(questions[group.goal_id], flags, strict=True):
+        memory_error = memories[entry["memory_key"]].get("error")
+        comp, cond, ratio, ceiling = entry["compressor"], entry["condition"], entry["ratio"], entry["ceiling"]
+        context_id, goal_id, shown = entry["context_id"], entry["goal_id"], entry["shown_goal_id"]
+        language, memory_sha256 = group.language_tag, entry["memory_sha256"]
+        for q, found in zip(group.questions, flags, strict=True):
+            answer, correct, error = None, False, memory_error
+            if answer_keys[i] is not None:
+                answered, verdict_key = answers[answer_keys[i]], verdict_keys[i]
+                if verdict_key is None:
+                    error = answered["error"]
+                else:
+                    answer, verdict = answered["answer"], verdicts[verdict_key]
+                    error = verdict.get("error")
+                    correct = error is None and verdict["correct"]
+            i += 1
             rows.append(
                 {
-                    **base,
+                    "compressor": comp,
+                    "condition": cond,
+                    "ratio": ratio,
+                    "ceiling": ceiling,
+                    "context_id": context_id,
+                    "goal_id": goal_id,
+                    "shown_goal_id": shown,
                     "language": language,
                     "question_id": q.question_id,
                     "question": q.question,
                     "references": list(q.references),
                     "memory_sha256": memory_sha256,
                     "evidence": found,
-                    "answer": None,
-                    "correct": False,
+                    "answer": answer,
+                    "correct": correct,
                     "error": error,
                 }
             )
-            asked.append((q, group, question_hash, references_hash))
-            if "error" in mem:
-                keys.append(None)
-                continue
-            key = answer_key(memory_sha256, question_hash)
-            keys.append(key)
-            if key not in read_tasks:
-                label = (
-                    f"question_id={q.question_id!r} (goal_id={group.goal_id!r}, condition={entry['condition']}, "
-                    f"ratio={entry['ratio']:g})"
-                )
-                read_tasks[key] = Task(key, ReaderInput(mem["memory"], q.question), label)
-    follow = _verdict_tasks(rows, keys, asked, judged)
-    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
-    verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
-    _, verdicts = ex.run_chain(answer_stage, verdict_stage, list(read_tasks.values()), follow)
-    for row, key in zip(rows, keys, strict=True):
-        if key is None:
-            continue
-        value = verdicts[key]
-        if "error" in value:
-            row["error"] = value["error"]
-        else:
-            row["correct"] = value["correct"]
     return rows
-
-
-def _verdict_tasks(
-    rows: list[dict[str, Any]], keys: list[str | None], asked: list[_Asked], judged: Method
-) -> Callable[[dict[str, Any]], list[Task]]:
-    """The `follow` of the answer stage: given answers as they come in, fill their rows, turn their answer
-    keys into verdict keys and return the verdict tasks not asked for before, in row order (as judging
-    after all reading would order them)."""
-    by_answer: dict[str, list[int]] = {}
-    for i, key in enumerate(keys):
-        if key is not None:
-            by_answer.setdefault(key, []).append(i)
-    judge_tasks: dict[str, Task] = {}
-    known: dict[tuple[str, ...], str] = {}  # the same question answered alike in many rows: one key
-    verdict_key = KeyTemplate(
-        ("question", "answer", "references", "source"), judge=judged.name, revision=judged.revision
-    )
-
-    def follow(answers: dict[str, Any]) -> list[Task]:
-        new: list[Task] = []
-        for i in sorted(i for key in answers for i in by_answer[key]):
-            row = rows[i]
-            value = answers[keys[i]]  # type: ignore[index]
-            if "error" in value:
-                row["error"], keys[i] = value["error"], None
-                continue
-            q, group, question_hash, references_hash = asked[i]
-            answer = row["answer"] = value["answer"]
-            parts = (question_hash, text_hash(answer), references_hash, text_hash(group.context))
-            key = keys[i] = known.get(parts) or known.setdefault(parts, verdict_key(*parts))
-            if key not in judge_tasks:
-                item = JudgeInput(q.question, answer, q.references, group.context)
-                judge_tasks[key] = Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
-                new.append(judge_tasks[key])
-        return new
-
-    return follow

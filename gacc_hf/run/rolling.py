@@ -29,7 +29,27 @@ if TYPE_CHECKING:
     from gacc_hf.run.calls import Executor, Method, Task
 
 FLUSH_SECONDS = 0.5  # most finished work a crash can lose
-Follow = Callable[[dict[str, Any]], list["Task"]]
+
+
+@dataclass(frozen=True)
+class Planned:
+    """Tasks named by their distinct keys, in order; `task(key)` builds a key's task. A runner builds only
+    the tasks whose keys the cache does not hold: a warm rerun, which finds nearly all of them, then builds
+    no method input or label it would not use."""
+
+    keys: list[str]
+    task: Callable[[str], Task]
+
+
+def planned(tasks: Iterable[Task] | Planned) -> Planned:
+    """Tasks as `Planned`: a list's keys in first-seen order, each with the last task given for it."""
+    if isinstance(tasks, Planned):
+        return tasks
+    by_key = {t.key: t for t in tasks}
+    return Planned(list(by_key), by_key.__getitem__)
+
+
+Follow = Callable[[dict[str, Any]], "list[Task] | Planned"]
 
 
 def concurrency_of(fn: Any) -> int | None:
@@ -80,7 +100,7 @@ class RollingRun:
         pool = ThreadPoolExecutor(max_workers=concurrency_of(m.fn) or 1, thread_name_prefix=f"gacc-{m.role}")
         return _Lane(stage, pool, RoleProgress(m.role, m.name, 0, self.ex.progress))
 
-    def run(self, tasks: Iterable[Task], follow: Follow | None = None) -> list[dict[str, Any]]:
+    def run(self, tasks: Iterable[Task] | Planned, follow: Follow | None = None) -> list[dict[str, Any]]:
         """Values of every lane by key; `follow` turns first-stage values into second-stage tasks."""
         first = self.lanes[0]
         last_flush = time.monotonic()
@@ -103,13 +123,14 @@ class RollingRun:
         if follow is not None and values:
             self._feed(self.lanes[1], follow(values))
 
-    def _feed(self, lane: _Lane, tasks: Iterable[Task]) -> dict[str, Any]:
+    def _feed(self, lane: _Lane, tasks: Iterable[Task] | Planned) -> dict[str, Any]:
         """Start the calls of tasks not seen before and not cached; return the cached values among them."""
-        new = {t.key: t for t in tasks if t.key not in lane.known}
+        plan = planned(tasks)
+        new = [key for key in plan.keys if key not in lane.known]
         lane.known.update(new)
-        cached = self.ex.cache.get_many(lane.stage.kind, list(new))
+        cached = self.ex.cache.get_many(lane.stage.kind, new)
         lane.values.update(cached)
-        todo = [t for k, t in new.items() if k not in cached]
+        todo = [plan.task(key) for key in new if key not in cached]
         if not todo:
             return cached
         self.ex.fresh.update(t.key for t in todo)
