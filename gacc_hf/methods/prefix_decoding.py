@@ -115,16 +115,10 @@ class RowDecoder:
     ) -> list[list[int]]:
         """The continuation token ids of every row, in order; `done(n)` after each batch of n rows."""
         out: list[list[int]] = [[] for _ in rows]
+        if self.max_new_tokens < 1:
+            return out
         for batch in self.batches(rows):
-            prefixes = {p: self._prefilled(p) for p in dict.fromkeys(rows[i][0] for i in batch)}
-            ids = decode_rows(
-                self.model,
-                [(prefixes[rows[i][0]], rows[i][1]) for i in batch],
-                self.max_new_tokens,
-                self.eos,
-                self.stop,
-                self.pad_token_id,
-            )
+            ids = _greedy(self.model, self._laid_out(batch, rows), self.max_new_tokens, self.eos, self.stop)
             for i, new in zip(batch, ids, strict=True):
                 out[i] = new
             if done is not None:
@@ -150,6 +144,11 @@ class RowDecoder:
             batch.append(i)
             longest_prefix, longest_tail = prefix, tail
         return [*batches, batch] if batch else batches
+
+    def _laid_out(self, batch: list[int], rows: Sequence[tuple[tuple[int, ...], Sequence[int]]]) -> _Batch:
+        """The batch's inputs and buffers; the prefix caches it was copied from (but the last) are freed on return."""
+        prefixes = {p: self._prefilled(p) for p in dict.fromkeys(rows[i][0] for i in batch)}
+        return _Batch([(prefixes[rows[i][0]], rows[i][1]) for i in batch], self.max_new_tokens, self.pad_token_id)
 
     def _prefilled(self, prefix: tuple[int, ...]) -> Prefilled:
         if self._last is None or self._last.ids != prefix:
@@ -180,7 +179,7 @@ def decode_shared_prefix(
 class Prefilled:
     """A prompt prefix and its prefilled key/value cache (batch 1), shared by the rows that extend it."""
 
-    __slots__ = ("cache", "ids")
+    __slots__ = ("__weakref__", "cache", "ids")
 
     def __init__(self, ids: tuple[int, ...], cache: Any) -> None:
         if not ids:
@@ -202,29 +201,43 @@ def decode_rows(
     buffer per layer, which every decoding step then writes in place (no growing copies); the caches
     themselves are left unchanged. See the module docstring for the layout.
     """
-    import torch
-
     if max_new_tokens < 1 or not rows:
         return [[] for _ in rows]
-    if any(not tail for _, tail in rows):
-        raise ValueError("every prompt needs at least one token after the shared prefix")
-    device = model.device
-    count, width = len(rows), max(len(t) for _, t in rows)
-    start = max(len(p.ids) for p, _ in rows)
-    ids = torch.full((count, width), pad_token_id, dtype=torch.long)
-    mask = torch.zeros((count, start + width), dtype=torch.long)
-    positions = torch.ones((count, width), dtype=torch.long)  # a pad's position is never seen by a real token
-    for i, (prefilled, tail) in enumerate(rows):
-        own = len(prefilled.ids)
-        ids[i, width - len(tail) :] = torch.tensor(tail)
-        mask[i, :own] = 1
-        mask[i, start + width - len(tail) :] = 1
-        positions[i, width - len(tail) :] = torch.arange(own, own + len(tail))
-    cache = _rows_cache([p for p, _ in rows], start + width + max_new_tokens)
-    sequences = [[*p.ids, *tail] for p, tail in rows]  # for the stop-string check, as generate sees them
-    new: list[list[int]] = [[] for _ in rows]
-    active = list(range(count))  # original row index of each row still in the batch
-    next_pos = torch.tensor([len(p.ids) + len(t) for p, t in rows])
+    return _greedy(model, _Batch(rows, max_new_tokens, pad_token_id), max_new_tokens, eos, stop)
+
+
+class _Batch:
+    """The first forward pass's inputs for `rows` and their key/value buffers; holds no prefix cache itself."""
+
+    def __init__(self, rows: Sequence[tuple[Prefilled, Sequence[int]]], max_new_tokens: int, pad_token_id: int) -> None:
+        import torch
+
+        if any(not tail for _, tail in rows):
+            raise ValueError("every prompt needs at least one token after the shared prefix")
+        count, width = len(rows), max(len(t) for _, t in rows)
+        start = max(len(p.ids) for p, _ in rows)
+        self.ids = torch.full((count, width), pad_token_id, dtype=torch.long)
+        self.mask = torch.zeros((count, start + width), dtype=torch.long)
+        self.positions = torch.ones((count, width), dtype=torch.long)  # a pad's position is never seen
+        for i, (prefilled, tail) in enumerate(rows):
+            own = len(prefilled.ids)
+            self.ids[i, width - len(tail) :] = torch.tensor(tail)
+            self.mask[i, :own] = 1
+            self.mask[i, start + width - len(tail) :] = 1
+            self.positions[i, width - len(tail) :] = torch.arange(own, own + len(tail))
+        self.cache = _rows_cache([p for p, _ in rows], start + width + max_new_tokens)
+        self.sequences = [[*p.ids, *tail] for p, tail in rows]  # for the stop-string check, as generate sees them
+        self.next_pos = torch.tensor([len(p.ids) + len(t) for p, t in rows])
+
+
+def _greedy(model: Any, batch: _Batch, max_new_tokens: int, eos: frozenset[int], stop: Any) -> list[list[int]]:
+    """Decode a laid-out batch step by step; a row leaves the batch at the token that ends it."""
+    import torch
+
+    device, cache, sequences = model.device, batch.cache, batch.sequences
+    ids, mask, positions, next_pos = batch.ids, batch.mask, batch.positions, batch.next_pos
+    new: list[list[int]] = [[] for _ in sequences]
+    active = list(range(len(sequences)))  # original row index of each row still in the batch
     with torch.inference_mode():
         while active:
             out = model(

@@ -48,9 +48,9 @@ def test_batched_decoding_equals_the_plain_path_with_a_row_that_stops_at_the_fir
     monkeypatch.setattr(pipeline, "READER_STOP", (first,))  # ... is a stop string: that row ends at step 1
     plain = build("reader", str(tiny), max_new_tokens=8, prefix_cache=False, batch_size=1).batch(items())
     rows = []
-    original = prefix_decoding.decode_rows
+    original = prefix_decoding._rows_cache
     monkeypatch.setattr(
-        prefix_decoding, "decode_rows", lambda model, batch, *a: rows.append(len(batch)) or original(model, batch, *a)
+        prefix_decoding, "_rows_cache", lambda prefixes, *a: rows.append(len(prefixes)) or original(prefixes, *a)
     )
     cached = build("reader", str(tiny), max_new_tokens=8, cache_min_tokens=0)
     assert cached.batch(items()) == plain
@@ -68,15 +68,35 @@ def test_questions_of_several_memories_share_a_batch_and_keep_the_plain_answers(
     batch = [ReaderInput(m, q) for q in QUESTIONS[:3] for m in memories]
     plain = build("reader", str(tiny), max_new_tokens=6, prefix_cache=False).batch(batch)
     prefixes = []
-    original = prefix_decoding.decode_rows
+    original = prefix_decoding._rows_cache
     monkeypatch.setattr(
         prefix_decoding,
-        "decode_rows",
-        lambda model, rows, *a: prefixes.append(len({id(p) for p, _ in rows})) or original(model, rows, *a),
+        "_rows_cache",
+        lambda rows, *a: prefixes.append(len({id(p) for p in rows})) or original(rows, *a),
     )
     assert build("reader", str(tiny), max_new_tokens=6).batch(batch) == plain
     assert prefixes == [3]  # one batch, three memories' caches in it
     assert len(set(plain)) > 2  # the memories' answers differ: no row read another row's memory
+
+
+def test_only_the_last_prefix_cache_outlives_the_batch_it_was_copied_into(tiny, monkeypatch):
+    import gc
+    import weakref
+
+    reader = build("reader", str(tiny), max_new_tokens=4)
+    made = []
+    original = prefix_decoding.prefill
+    monkeypatch.setattr(
+        prefix_decoding, "prefill", lambda model, ids: made.append(weakref.ref(p := original(model, ids))) or p
+    )
+    seen = []
+    monkeypatch.setattr(prefix_decoding, "_greedy", lambda *a: seen.append(sum(r() is not None for r in made)) or [[]])
+    rows = [((1, 2, 3), [4]), ((1, 2, 3, 5), [4]), ((1, 2, 3, 5, 6), [4])]
+    decoder = RowDecoder(reader.lm.model, 4, frozenset(), None, 0, rows_per_batch=1, batch_tokens=100)
+    decoder.decode(rows)
+    gc.collect()
+    assert len(made) == 3 and seen == [1, 1, 1]  # while each batch decodes, only the last prefix is held
+    assert [r() is not None for r in made] == [False, False, True]  # kept for the next call
 
 
 def test_batches_keep_within_the_row_and_key_value_budgets():
