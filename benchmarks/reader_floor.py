@@ -54,9 +54,7 @@ def floor(reader, items: dict[str, list[str]]) -> tuple[float, dict[tuple[str, s
     model, tokenizer = reader.lm.model, reader.lm.tokenizer
     keys, rows = [], []
     for memory, questions in items.items():
-        ids = [reader._prompt_ids(pipeline._chat("reader", memory=memory, question=q)) for q in questions]
-        probe = reader._prompt_ids(pipeline._chat("reader", memory=memory, question=pipeline._PROBE))
-        shared = min(pipeline.common_prefix([*ids, probe]), min(len(r) for r in ids) - 1)
+        ids, shared = reader.memory_prompts(memory, questions)
         keys += [(memory, q) for q in questions]
         rows += [(tuple(r[:shared]), r[shared:]) for r in ids]
     decoder = RowDecoder(

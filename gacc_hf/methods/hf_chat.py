@@ -275,7 +275,7 @@ class PipelineReader(_ChatMethod):
         plain: list[tuple[str, str]] = []
         rows: list[tuple[str, str, tuple[int, ...], list[int]]] = []  # memory, question, prefix, tail
         for memory, answers in by_memory.items():
-            ids = [self._prompt_ids(_chat("reader", memory=memory, question=q)) for q in answers]
+            ids, shared = self.memory_prompts(memory, list(answers))
             longest = max(len(r) for r in ids)
             if self.window is not None and longest + self.max_new_tokens > self.window:
                 error = ValueError(
@@ -285,8 +285,6 @@ class PipelineReader(_ChatMethod):
                 )
                 answers.update(dict.fromkeys(answers, error))
                 continue
-            probe = self._prompt_ids(_chat("reader", memory=memory, question=_PROBE))  # differs after the memory
-            shared = min(common_prefix([*ids, probe]), min(len(r) for r in ids) - 1)
             if self.prefix_cache and shared >= max(1, self.cache_min_tokens):
                 prefix = tuple(ids[0][:shared])
                 rows += [(memory, q, prefix, r[shared:]) for q, r in zip(answers, ids, strict=True)]
@@ -301,6 +299,14 @@ class PipelineReader(_ChatMethod):
         ):
             by_memory[memory][question] = _first_line(answer)
         return [by_memory[i.memory][i.question] for i in items]
+
+    def memory_prompts(self, memory: str, questions: Sequence[str]) -> tuple[list[list[int]], int]:
+        """The prompt ids of a memory's questions, and how many leading tokens they share: everything
+        before the question (a probe question shows where prompts of this memory start to differ), and
+        at least one token of each prompt left after it."""
+        ids = [self._prompt_ids(_chat("reader", memory=memory, question=q)) for q in questions]
+        probe = self._prompt_ids(_chat("reader", memory=memory, question=_PROBE))
+        return ids, min(common_prefix([*ids, probe]), min(len(r) for r in ids) - 1)
 
     def _decoder(self) -> RowDecoder:
         """The prefix decoder, built once (its stop-string check scans the vocabulary) and kept with its last prefix."""

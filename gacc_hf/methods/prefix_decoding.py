@@ -1,21 +1,23 @@
-"""Greedy decoding of several prompts that share one prefilled prefix, as one batch.
+"""Greedy decoding of prompts that extend prefilled prefixes, many rows in one batch.
 
 The reader's prompts of one memory differ only after the memory (the question and the turn header).
-The prefix is prefilled once (batch 1); `decode_shared_prefix` copies its cache along the batch and
-feeds the rows' tails, left-padded to the longest one, in one forward pass:
+Each prefix is prefilled once (batch 1, `prefill`); `decode_rows` copies the prefix cache of every row
+into one buffer per layer, prefixes padded to the longest (length P), and feeds the rows' tails,
+left-padded to the longest tail, in one forward pass:
 
-    row i:  [prefix (cached) | pad ... pad | tail_i]      attention mask 1 | 0 ... 0 | 1
-    position ids of tail_i:  p, p+1, ..., p+len(tail_i)-1   (p = prefix length)
+    row i:  [prefix_i (cached) | pad ... pad | tail_i]     attention mask 1 | 0 ... 0 | 1
+    position ids of tail_i:  p_i, p_i+1, ..., p_i+len(tail_i)-1   (p_i = len(prefix_i))
 
 The mask hides the pads from every query and the explicit position ids give each real token the
-position it has in its own unpadded prompt, so each row computes the attention of `prefix + tail_i`
-exactly (up to float rounding of the batched matrix products). Every prefix token is visible to the
-pads' own queries, so no attention row is empty and no NaN can reach a real row through a pad's keys
-or values; hence the prefix must not be empty. Each decoding step then feeds one token per unfinished
-row at its own next position; a row finishes at end of turn, at a token that completes a stop string
-(transformers' `StopStringCriteria` on the row's whole sequence, as `generate` applies it) or at
-`max_new_tokens`, and finished rows leave the batch (their cache rows are dropped), so a short answer
-costs no further step.
+position it has in its own unpadded prompt, so each row computes the attention of `prefix_i + tail_i`
+exactly (up to float rounding of the batched matrix products). Every row's own prefix tokens are
+visible to its pads' queries, so no attention row is empty and no NaN can reach a real row through a
+pad's keys or values; hence a prefix must not be empty. Each decoding step then feeds one token per
+unfinished row at its own next position and writes its keys and values into the buffers in place; a
+row finishes at end of turn, at a token that completes a stop string (transformers'
+`StopStringCriteria` on the row's whole sequence, as `generate` applies it) or at `max_new_tokens`,
+and finished rows leave the batch (their buffer rows are dropped), so a short answer costs no further
+step. `RowDecoder` cuts many (prefix, tail) rows into such batches and prefills each prefix once.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ _GREEDY_CHANGERS = {
 def plain_greedy(generation_config: Any) -> bool:
     """True when the model's generation settings leave greedy decoding to argmax, end of turn and stop strings.
 
-    Only then is `decode_shared_prefix` the same decoding as `model.generate(do_sample=False)`.
+    Only then is `decode_rows` the same decoding as `model.generate(do_sample=False)`.
     """
     return all(
         getattr(generation_config, name, default) in (default, None) or _empty(getattr(generation_config, name))
@@ -79,12 +81,10 @@ def prefill(model: Any, ids: tuple[int, ...]) -> Prefilled:
     import torch
     from transformers import DynamicCache
 
-    if not ids:
-        raise ValueError("decode_shared_prefix needs a non-empty prefix (the pads' queries attend to it)")
-    cache = DynamicCache(config=model.config)
+    prefilled = Prefilled(ids, DynamicCache(config=model.config))  # refuses an empty prefix before any work
     with torch.inference_mode():
-        model(input_ids=torch.tensor([ids], device=model.device), cache=cache)
-    return Prefilled(ids, cache)
+        model(input_ids=torch.tensor([ids], device=model.device), cache=prefilled.cache)
+    return prefilled
 
 
 class RowDecoder:
@@ -157,25 +157,6 @@ class RowDecoder:
         return self._last
 
 
-def decode_shared_prefix(
-    model: Any,
-    prefix: Sequence[int],
-    cache: Any,
-    tails: Sequence[Sequence[int]],
-    max_new_tokens: int,
-    eos: frozenset[int],
-    stop: Any = None,
-    pad_token_id: int = 0,
-) -> list[list[int]]:
-    """The greedy continuation token ids of every `prefix + tail` prompt, decoded as one batch.
-
-    `cache` holds `prefix` (batch 1) and is left unchanged; `stop` is a `StopStringCriteria` or None.
-    A continuation ends with its end-of-turn or stop-completing token, or after `max_new_tokens` tokens.
-    """
-    prefilled = Prefilled(tuple(prefix), cache)
-    return decode_rows(model, [(prefilled, tail) for tail in tails], max_new_tokens, eos, stop, pad_token_id)
-
-
 class Prefilled:
     """A prompt prefix and its prefilled key/value cache (batch 1), shared by the rows that extend it."""
 
@@ -183,7 +164,7 @@ class Prefilled:
 
     def __init__(self, ids: tuple[int, ...], cache: Any) -> None:
         if not ids:
-            raise ValueError("decode_shared_prefix needs a non-empty prefix (the pads' queries attend to it)")
+            raise ValueError("prefix decoding needs a non-empty prefix (the pads' queries attend to it)")
         self.ids, self.cache = ids, cache
 
 

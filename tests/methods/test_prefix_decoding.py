@@ -8,8 +8,9 @@ from gacc_hf.methods import hf_chat as pipeline
 from gacc_hf.methods import prefix_decoding
 from gacc_hf.methods.hf_chat import build
 from gacc_hf.methods.prefix_decoding import (
+    Prefilled,
     RowDecoder,
-    decode_shared_prefix,
+    decode_rows,
     eos_ids,
     plain_greedy,
     prefill,
@@ -128,15 +129,16 @@ def test_finished_rows_leave_the_batch(tiny):
     ids = [reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question=q)) for q in QUESTIONS[:3]]
     shared = pipeline.common_prefix(ids)
     prefix, tails = ids[0][:shared], [r[shared:] for r in ids]
-    cache = prefill(model, tuple(prefix)).cache
-    free = decode_shared_prefix(model, prefix, cache, tails, 5, frozenset())
+    prefilled = prefill(model, tuple(prefix))
+    cache = prefilled.cache
+    free = decode_rows(model, [(prefilled, t) for t in tails], 5, frozenset())
     assert [len(r) for r in free] == [5, 5, 5]
     widths = []
     hook = model.register_forward_hook(
         lambda m, args, kwargs, out: widths.append(len(kwargs["input_ids"])), with_kwargs=True
     )
     try:
-        ended = decode_shared_prefix(model, prefix, cache, tails, 5, frozenset([free[0][0]]))
+        ended = decode_rows(model, [(prefilled, t) for t in tails], 5, frozenset([free[0][0]]))
     finally:
         hook.remove()
     assert ended[0] == free[0][:1]  # row 0 ends at its first token, now an end of turn
@@ -145,15 +147,17 @@ def test_finished_rows_leave_the_batch(tiny):
     assert cache.get_seq_length() == len(prefix)  # the shared cache itself is untouched
 
 
-def test_decode_shared_prefix_refuses_what_it_cannot_decode_exactly(tiny):
+def test_prefix_decoding_refuses_what_it_cannot_decode_exactly(tiny):
     reader = build("reader", str(tiny), cache_min_tokens=0)
     ids = reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question="Q?"))
-    cache = prefill(reader.lm.model, tuple(ids[:-3])).cache
+    prefilled = prefill(reader.lm.model, tuple(ids[:-3]))
     with pytest.raises(ValueError, match="non-empty prefix"):
-        decode_shared_prefix(reader.lm.model, [], cache, [ids], 4, frozenset())
+        Prefilled((), prefilled.cache)
+    with pytest.raises(ValueError, match="non-empty prefix"):
+        prefill(reader.lm.model, ())
     with pytest.raises(ValueError, match="at least one token after the shared prefix"):
-        decode_shared_prefix(reader.lm.model, ids[:-3], cache, [ids[-3:], []], 4, frozenset())
-    assert decode_shared_prefix(reader.lm.model, ids[:-3], cache, [ids[-3:]], 0, frozenset()) == [[]]
+        decode_rows(reader.lm.model, [(prefilled, ids[-3:]), (prefilled, [])], 4, frozenset())
+    assert decode_rows(reader.lm.model, [(prefilled, ids[-3:])], 0, frozenset()) == [[]]
 
 
 def test_generation_settings_that_change_greedy_decoding_turn_batched_decoding_off(tiny):
