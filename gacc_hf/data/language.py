@@ -9,6 +9,7 @@ any other text is `en`. Data in a third language must declare its tag.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -68,9 +69,16 @@ def detect_language(*texts: str) -> str:
     >>> detect_language("事故复盘：缓存雪崩", "What failed?"), detect_language("The ledger-pg-02 node (账本)")
     ('zh', 'en')
     """
-    han = sum(len(_HAN.findall(t)) for t in texts)
-    words = sum(len(_LATIN_WORD.findall(t)) for t in texts)
+    counts = [_script_counts(t) for t in texts]
+    han = sum(c[0] for c in counts)
+    words = sum(c[1] for c in counts)
     return "zh" if han > words else "en"
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _script_counts(text: str) -> tuple[int, int]:
+    """Han characters and Latin words of a text (memoised: the goals of one context share its source)."""
+    return len(_HAN.findall(text)), len(_LATIN_WORD.findall(text))
 
 
 def primary(tag: str) -> str:

@@ -38,7 +38,7 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +115,15 @@ def value_problem(kind: str, value: Any) -> str | None:
             if field in value and type(value[field]) is not field_type:
                 return f"a memory value's {field!r} must be {field_type.__name__}, got {value[field]!r:.80}"
     return None
+
+
+def _usual_shape(kind: str) -> Callable[[Any], bool] | None:
+    """For an answer or verdict: a test that a parsed value is exactly the usual `{field: value}` (then
+    `value_problem` has nothing to say); None for the other kinds, which `_parse` checks in full."""
+    if kind not in ("answer", "verdict"):
+        return None
+    name, kind_type = _VALUE_FIELDS[kind]
+    return lambda value: type(value) is dict and len(value) == 1 and type(value.get(name)) is kind_type
 
 
 def filesystem_type(path: str | Path, mounts: str | None = None) -> str | None:
@@ -291,8 +300,17 @@ class Cache:
         """The stored values of those keys that are present and usable (see the module doc), in key
         order; how they are found: `gacc_hf.run.cache_read`."""
         found: dict[str, Any] = {}
+        usual = _usual_shape(kind)
         with self._sqlite():
             for key, text in stored_texts(self._db, kind, set(keys)):
+                if usual is not None:  # the common case, accepted in line; anything else goes to `_parse`
+                    try:
+                        value, end = _scan_value(text, 0)
+                        if end == len(text) and usual(value):
+                            found[key] = value
+                            continue
+                    except (StopIteration, ValueError, RecursionError, TypeError):
+                        pass
                 value, problem = _parse(kind, text)
                 if problem is None:
                     found[key] = value

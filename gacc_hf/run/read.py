@@ -143,8 +143,12 @@ def _verdict_tasks(keys: list[str | None], asked: list[_Asked], judged: Method) 
                 continue
             _, _, question_hash, references_hash, source_hash = asked[i]
             answer = value["answer"]
-            parts = (question_hash, text_hash(answer), references_hash, source_hash)
-            key = keys[i] = known.get(parts) or known.setdefault(parts, verdict_key(*parts))
+            # the answer text itself finds a key derived before; it is hashed only for a new key
+            seen = (question_hash, answer, references_hash, source_hash)
+            key = known.get(seen)
+            if key is None:
+                key = known[seen] = verdict_key(question_hash, text_hash(answer), references_hash, source_hash)
+            keys[i] = key
             if key not in first:
                 first[key] = (i, answer)
                 new.append(key)

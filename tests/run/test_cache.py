@@ -115,6 +115,9 @@ BAD_VALUES = {
     "verdict not a bool": ("verdict", '{"correct": "yes"}'),
     "negative count": ("count", "-1"),
     "a stored failure": ("answer", '{"error": "reader failed"}'),
+    "an answer with a failure beside it": ("answer", '{"answer": "a", "error": "reader failed"}'),
+    "verdict an int": ("verdict", '{"correct": 1}'),
+    "an answer with data after it": ("answer", '{"answer": "a"}x'),
 }
 GOOD = {"memory": {"memory": "fine", "retained_tokens": 1}, "answer": {"answer": "a"}, "verdict": {"correct": True}}
 
@@ -316,6 +319,25 @@ def test_a_cache_on_a_network_file_system_uses_delete_and_warns(tmp_path, monkey
 def test_stored_values_read_as_json_loads_reads_them(text, expected):
     value, _ = _parse("answer", text)
     assert value == expected == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"answer": "a"}',
+        '  {"answer": "a"}\n',
+        '{"answer": "a", "answer": "b"}',
+        '{"answer": "\\u00e9"}',
+        '{"answer": ""}',
+    ],
+)
+def test_get_many_reads_a_usual_answer_as_json_loads_does(text, tmp_path):
+    """`get_many` accepts the usual shape in line and sends the rest to `_parse`: the same values either way."""
+    Cache(tmp_path).close()
+    _sql(tmp_path, f"INSERT INTO entries VALUES ('answer', 'k', '{text}', 0)")
+    with Cache(tmp_path) as c:
+        assert c.get_many("answer", ["k"]) == {"k": json.loads(text)}
+        assert c.rejected == []
 
 
 @pytest.mark.parametrize(
