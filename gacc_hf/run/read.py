@@ -75,10 +75,10 @@ def _answer_keys(
     what it asks; and the reader tasks, one per distinct answer key in row order, each built from its
     first row when the cache does not hold it."""
     answer_key = KeyTemplate(("memory", "question"), reader=read.name, revision=read.revision)
+    tails: dict[str, bytes] = {}  # question hash -> the rest of its answer keys' record
     keys: list[str | None] = []
     asked: list[_Asked] = []
     entries: list[dict[str, Any]] = []  # per row: its ledger row
-    first: dict[str, int] = {}  # answer key -> its first row
     for entry in ledger:
         of_goal = questions[entry["goal_id"]]
         asked += of_goal
@@ -86,13 +86,18 @@ def _answer_keys(
         if "error" in memories[entry["memory_key"]]:
             keys += [None] * len(of_goal)
             continue
-        memory_sha256 = entry["memory_sha256"]
-        for _, _, question_hash, _, _ in of_goal:
-            key = answer_key(memory_sha256, question_hash)
-            first.setdefault(key, len(keys))
-            keys.append(key)
+        key_of = answer_key.given(entry["memory_sha256"])
+        keys += [
+            key_of(tails.get(a[2]) or tails.setdefault(a[2], answer_key.tail(a[2])))  # a[2]: the question hash
+            for a in of_goal
+        ]
+    first: dict[str, int] = {}  # answer key -> its first row, indexed when a task is first built
 
     def task(key: str) -> Task:
+        if not first:
+            for i, k in enumerate(keys):
+                if k is not None:
+                    first.setdefault(k, i)
         i = first[key]
         q, group, entry = asked[i][0], asked[i][1], entries[i]
         label = (
@@ -101,7 +106,7 @@ def _answer_keys(
         )
         return Task(key, ReaderInput(memories[entry["memory_key"]]["memory"], q.question), label)
 
-    return keys, asked, Planned(list(first), task)
+    return keys, asked, Planned(list(dict.fromkeys(filter(None, keys))), task)
 
 
 def _rows_of(answers: dict[str, Any], keys: list[str | None], by_answer: dict[str, list[int]]) -> list[int]:

@@ -149,6 +149,18 @@ class _Explained:
         self.held = held
         self._source: dict[str, tuple[set[tuple[str, str]], set[str], set[str]]] = {}
         self._explained: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        self._unexplained: dict[tuple[str, str], list[tuple[tuple[str, str], Normalized]]] = {}
+
+    def unexplained(self, context: str, goal: str) -> list[tuple[tuple[str, str], Normalized]]:
+        """The held-out texts of the context that the compressor could not have written from the source and
+        the shown goal, each with its matching form: what a memory of theirs is searched for."""
+        pairs = self._unexplained.get((context, goal))
+        if pairs is None:
+            known = self(context, goal)
+            pairs = self._unexplained[(context, goal)] = [
+                (p, normalized(p[1])) for p in self.held[context] if p not in known
+            ]
+        return pairs
 
     def __call__(self, context: str, goal: str) -> set[tuple[str, str]]:
         if (context, goal) in self._explained:
@@ -201,9 +213,10 @@ def find_exposures(
         key = (row["memory_key"], goal)
         if key not in hits:
             text = forms[memory["memory"]] if forms is not None else normalized(memory["memory"])
-            known = explained(context, goal)
             hits[key] = [
-                p for p in held[context] if p not in known and may_occur(text, p[1]) and contains(text, [p[1]])
+                p
+                for p, needle in explained.unexplained(context, goal)
+                if may_occur(text, needle) and contains(text, [p[1]])
             ]
         rows.extend(
             {

@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from gacc_hf.text.matching import Normalized, contains, normalized
 
 
-def may_occur(text: Normalized, reference: str) -> bool:
+def may_occur(text: Normalized, reference: str | Normalized) -> bool:
     """False only where `contains(text, [reference])` is False: the reference's key is not a substring of
-    the form of the text that `contains` searches (without articles, or with them for a key such as `A`)."""
-    needle = normalized(reference)
+    the form of the text that `contains` searches (without articles, or with them for a key such as `A`).
+    The reference may be given already normalised (one reference screened against many texts)."""
+    needle = reference if isinstance(reference, Normalized) else normalized(reference)
     return needle.key in (text.bare if needle.bare else text.plain)
 
 

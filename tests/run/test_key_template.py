@@ -58,3 +58,31 @@ def test_a_missing_or_extra_part_is_refused():
         key("m")
     with pytest.raises(TypeError, match="needs 2 parts"):
         key("m", "q", "x")
+
+
+def test_keys_given_their_first_part_are_the_hand_written_records():
+    """`given(memory)(tail(question))`: the sha256 of the same record, hashed in two pieces."""
+    answer = KeyTemplate(("memory", "question"), reader="fields", revision="fields-v1")
+    record = "memory\x1f'm-hash'\x1equestion\x1f'q-hash'\x1ereader\x1f'fields'\x1erevision\x1f'fields-v1'"
+    of_memory = answer.given("m-hash")
+    assert of_memory(answer.tail("q-hash")) == _sha(record)
+    assert of_memory(answer.tail("q-other")) == answer("m-hash", "q-other") != _sha(record)
+    assert answer.given("m-other")(answer.tail("q-hash")) == answer("m-other", "q-hash")
+
+
+def test_a_fixed_part_between_the_varying_parts_is_in_the_given_half():
+    key = KeyTemplate(("a", "c", "e"), b="{x}", d=2)
+    record = "a\x1f'1'\x1eb\x1f'{x}'\x1ec\x1f'3'\x1ed\x1f2\x1ee\x1f'5'"
+    assert key.given("1")(key.tail("3", "5")) == key("1", "3", "5") == _sha(record)
+
+
+def test_given_is_refused_when_the_first_part_is_not_written_first():
+    verdict = KeyTemplate(("question", "answer"), judge="exact")  # `answer` sorts before `question`
+    with pytest.raises(ValueError, match="not written before"):
+        verdict.given("q")
+    with pytest.raises(ValueError, match="not written before"):
+        verdict.tail("a")
+    with pytest.raises(ValueError, match="not written before"):
+        KeyTemplate(("memory",), reader="fields").given("m")  # nothing to complete
+    with pytest.raises(TypeError, match="a tail needs 1 parts"):
+        KeyTemplate(("memory", "question"), reader="fields").tail("q", "x")

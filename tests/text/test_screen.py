@@ -18,6 +18,7 @@ def test_screened_answers_are_contains_answers(text, references):
     assert contains_screened(hay, references) == contains(hay, references)
     for ref in references:
         assert may_occur(hay, ref) or not contains(hay, [ref])  # the screen never hides a match
+        assert may_occur(hay, normalized(ref)) == may_occur(hay, ref)  # a needle given normalised: same answer
 
 
 def test_the_screen_passes_a_substring_that_is_not_a_match_on_to_contains():
@@ -30,3 +31,13 @@ def test_the_screen_passes_a_substring_that_is_not_a_match_on_to_contains():
 def test_a_reference_made_of_articles_is_screened_against_the_text_with_articles():
     assert may_occur(normalized("Pick A."), "A") and contains_screened(normalized("Pick A."), ["A"])
     assert not may_occur(normalized("Pick B."), "A")
+
+
+def test_a_needle_given_normalised_is_screened_as_its_text_in_both_languages():
+    for text, present, absent in [
+        ("It lasted 145 minutes.", "145 Minutes", "an hour"),
+        ("加载数据集时设置 num_proc=8。", "数据集", "主节点"),
+    ]:
+        hay = normalized(text)
+        assert may_occur(hay, normalized(present)) and may_occur(hay, present)
+        assert not may_occur(hay, normalized(absent)) and not may_occur(hay, absent)
