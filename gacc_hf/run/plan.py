@@ -63,10 +63,11 @@ def plan_memories(
         )
         for method in compressors
     }
+    budgets_of: dict[int, list[tuple[Fraction, int]]] = {}  # per source length: (ratio, L) for every ratio
     for group in groups:
         n = n_tokens[group.context]
         ctx_hash = text_hash(group.context)
-        budgets = [(r, token_budget(n, r)) for r in ratios]
+        budgets = budgets_of.get(n) or budgets_of.setdefault(n, [(r, token_budget(n, r)) for r in ratios])
         if "full" in conditions:
             key = make_key(kind="full", context=ctx_hash, tokenizer=tokenizer)
             plan.tasks.setdefault(key, (None, Task(key, group, f"context_id={group.context_id!r}")))
