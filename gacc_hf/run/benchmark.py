@@ -23,14 +23,15 @@ from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.calls import Executor, Method, MethodError, OnError, resolve_method
 from gacc_hf.run.collection import fewer_collections
-from gacc_hf.run.compress import compute_memories, fill_ledger, memory_forms
+from gacc_hf.run.compress import compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_count
+from gacc_hf.run.matches import match_memories
 from gacc_hf.run.plan import plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
 from gacc_hf.run.read import read_and_judge
 from gacc_hf.scoring.by_language import score_by_language
-from gacc_hf.scoring.integrity import budget_violations, count_errors, find_exposures
+from gacc_hf.scoring.integrity import budget_violations, count_errors, exposure_rows
 from gacc_hf.scoring.scores import score_answers
 from gacc_hf.tokenizer import get_codec
 
@@ -146,9 +147,9 @@ def run_benchmark(
         n_count_errors = count_errors(work, n_tokens, [r for r, _ in setup.ratios], cache, progress)
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
-        forms = memory_forms(memories)
-        evidence = fill_ledger(plan, memories, {g.goal_id: g.questions for g in work}, forms)
-        exposures = find_exposures(plan.ledger, memories, setup.groups, plan.shown_goals, forms)
+        matched = match_memories(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
+        evidence = fill_ledger(plan, memories, [m.evidence for m in matched])
+        exposures = exposure_rows(plan.ledger, [m.exposed for m in matched])
         violations = budget_violations(plan.ledger, memories, codec)
         answers = read_and_judge(work, plan.ledger, memories, evidence, setup.reader, setup.judge, ex)
     finally:

@@ -1,13 +1,14 @@
-"""Content-addressed store of memories, answers, verdicts and independent token counts.
+"""Content-addressed store of memories, answers, verdicts, what the matcher found and independent token counts.
 
 Format: one SQLite file (`gacc-cache.sqlite3` in the cache directory) with a single table
 
     entries(kind TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (kind, key))
 
-`kind` is one of `memory`, `answer`, `verdict`, `count`; `key` is the sha256 of a canonical record of
-everything the value depends on (docs/protocol.md §11: content hashes of the inputs, the budget, the tokenizer
-revision and the method's name and revision); `value` is JSON. Entries are immutable: a second write
-of the same key is ignored, so concurrent writers of the same content agree.
+`kind` is one of `memory`, `answer`, `verdict`, `matches` (`gacc_hf.run.matches`), `count`; `key` is the
+sha256 of a canonical record of everything the value depends on (docs/protocol.md §11: content hashes of
+the inputs, the budget, the tokenizer revision and the method's name and revision); `value` is JSON.
+Entries are immutable: a second write of the same key is ignored, so concurrent writers of the same
+content agree.
 
 Crash behaviour: every `put_many` is one SQLite transaction. A process killed mid-write leaves the
 transaction uncommitted and SQLite rolls it back on the next open, so a reader sees either the whole
@@ -38,12 +39,13 @@ import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from gacc_hf.run.cache_file import APPLICATION_ID, CacheError, environment_fault, is_new_cache
 from gacc_hf.run.cache_read import stored_texts
+from gacc_hf.run.cache_values import usual_shape, value_problem
 from gacc_hf.text.hygiene import encoding_problem
 
 CACHE_FILENAME = "gacc-cache.sqlite3"
@@ -71,59 +73,6 @@ def make_key(**parts: str | int | float | bool | None) -> str:
 def text_hash(text: str) -> str:
     """sha256 of a text, the content address used inside keys (memoised: texts repeat across a plan)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-# The field every stored value of a kind carries, and its type; `count` values are plain integers.
-_VALUE_FIELDS: dict[str, tuple[str, type]] = {
-    "memory": ("memory", str),
-    "answer": ("answer", str),
-    "verdict": ("correct", bool),
-}
-# Ledger fields a memory value may carry, with their type (checked when present).
-_MEMORY_LEDGER: dict[str, type] = {
-    "proposed_tokens": int,
-    "retained_tokens": int,
-    "reencoded_tokens": int,
-    "padding_tokens": int,
-    "unused_budget": int,
-    "truncated": bool,
-}
-
-
-def value_problem(kind: str, value: Any) -> str | None:
-    """What is wrong with a stored value of `kind` (None: nothing). Failures are never stored, so a value
-    carrying an `error` is a problem too. Kinds other than the runner's are not checked.
-
-    >>> value_problem("verdict", {"correct": True}) is None
-    True
-    >>> value_problem("answer", {"error": "reader failed"})
-    "a failure was stored (an 'error' field); failures are never cached"
-    >>> value_problem("memory", {"memory": "m", "retained_tokens": "3"})
-    "a memory value's 'retained_tokens' must be int, got '3'"
-    """
-    if kind == "count":
-        return None if type(value) is int and value >= 0 else f"a count must be a non-negative int, got {value!r:.80}"
-    if kind not in _VALUE_FIELDS:
-        return None
-    if isinstance(value, dict) and "error" in value:
-        return "a failure was stored (an 'error' field); failures are never cached"
-    name, kind_type = _VALUE_FIELDS[kind]
-    if not isinstance(value, dict) or type(value.get(name)) is not kind_type:
-        return f"{kind} value needs a {kind_type.__name__} {name!r}, got {value!r:.80}"
-    if kind == "memory":
-        for field, field_type in _MEMORY_LEDGER.items():
-            if field in value and type(value[field]) is not field_type:
-                return f"a memory value's {field!r} must be {field_type.__name__}, got {value[field]!r:.80}"
-    return None
-
-
-def _usual_shape(kind: str) -> Callable[[Any], bool] | None:
-    """For an answer or verdict: a test that a parsed value is exactly the usual `{field: value}` (then
-    `value_problem` has nothing to say); None for the other kinds, which `_parse` checks in full."""
-    if kind not in ("answer", "verdict"):
-        return None
-    name, kind_type = _VALUE_FIELDS[kind]
-    return lambda value: type(value) is dict and len(value) == 1 and type(value.get(name)) is kind_type
 
 
 def filesystem_type(path: str | Path, mounts: str | None = None) -> str | None:
@@ -300,7 +249,7 @@ class Cache:
         """The stored values of those keys that are present and usable (see the module doc), in key
         order; how they are found: `gacc_hf.run.cache_read`."""
         found: dict[str, Any] = {}
-        usual = _usual_shape(kind)
+        usual = usual_shape(kind)
         with self._sqlite():
             for key, text in stored_texts(self._db, kind, set(keys)):
                 if usual is not None:  # the common case, accepted in line; anything else goes to `_parse`

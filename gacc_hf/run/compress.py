@@ -16,8 +16,7 @@ from gacc_hf.protocol import CompressorInput
 from gacc_hf.run.cache import text_hash
 from gacc_hf.run.calls import Executor, Method, check_str
 from gacc_hf.run.plan import MemoryPlan
-from gacc_hf.scoring.evidence import evidence_flags, oracle_memory
-from gacc_hf.text.matching import Normalized, normalized
+from gacc_hf.scoring.evidence import oracle_memory
 from gacc_hf.tokenizer import Codec
 
 _LEDGER_FIELDS = (
@@ -75,36 +74,13 @@ def compute_memories(
     return values
 
 
-def memory_forms(values: dict[str, dict[str, Any]]) -> dict[str, Normalized]:
-    """Each distinct memory text in matching form, normalised once for evidence recall and the leak audit
-    (the matcher's own memo holds fewer texts than a large run has)."""
-    return {v["memory"]: normalized(v["memory"]) for v in values.values() if "error" not in v}
-
-
-def fill_ledger(
-    plan: MemoryPlan,
-    values: dict[str, dict[str, Any]],
-    questions_of: dict[str, Any],
-    forms: dict[str, Normalized],
-) -> list[list[bool]]:
-    """Copy each memory's accounting, text and evidence hits into its ledger rows (plan order kept).
-
-    `forms` holds the memories' matching forms (`memory_forms`). Returns each row's per-question evidence
-    flags, which the answer rows reuse; a memory read for the same goal by several rows is matched once."""
-    evidence: list[list[bool]] = []
-    matched: dict[tuple[str, str], list[bool]] = {}
-    for row in plan.ledger:
+def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], evidence: list[list[bool]]) -> list[list[bool]]:
+    """Copy each memory's accounting and text, and each row's evidence hits, into the ledger rows (plan order
+    kept). `evidence` holds each row's per-question evidence flags (`gacc_hf.run.matches`); it is returned
+    for the answer rows, which reuse it."""
+    for row, flags in zip(plan.ledger, evidence, strict=True):
         v = values[row["memory_key"]]
-        questions = questions_of[row["goal_id"]]
         ok = "error" not in v
-        if ok:
-            pair = (v["memory"], row["goal_id"])
-            flags = matched.get(pair)
-            if flags is None:
-                flags = matched[pair] = evidence_flags(forms[v["memory"]], questions)
-        else:
-            flags = [False] * len(questions)
-        evidence.append(flags)
         row.update({f: v.get(f) for f in _LEDGER_FIELDS})
         row.update(
             {
@@ -112,7 +88,7 @@ def fill_ledger(
                 "cached": v.get("cached", False),
                 "memory": v.get("memory") if ok else None,
                 "memory_sha256": text_hash(v["memory"]) if ok else None,
-                "n_questions": len(questions),
+                "n_questions": len(flags),
                 "evidence_hits": sum(flags),
                 "error": v.get("error"),
             }

@@ -186,44 +186,63 @@ class _Explained:
         return explained
 
 
+class LeakAudit:
+    """The leak audit of one dataset: per context, the held-out texts of every goal (`held_out_texts`), and
+    what a memory of that context exposes given the goal its compressor was shown.
+
+    `groups` must hold every group of the dataset (a context's other goals' questions count too)."""
+
+    def __init__(self, groups: Sequence[Group]) -> None:
+        self.held = held_out_texts(groups)
+        self._explained = _Explained(self.held)
+
+    def exposed(self, memory: Normalized, context: str, goal: str) -> list[tuple[str, str]]:
+        """The (kind, text) pairs held out from `context` that the memory holds and neither the source nor
+        the shown goal `goal` explains, in the context's order."""
+        return [
+            p
+            for p, needle in self._explained.unexplained(context, goal)
+            if may_occur(memory, needle) and contains(memory, [p[1]])
+        ]
+
+
+def exposure_rows(
+    ledger: Iterable[Mapping[str, Any]], exposed: Iterable[Sequence[tuple[str, str]]]
+) -> list[dict[str, Any]]:
+    """One row per (memory row, held-out text) from each ledger row's exposed pairs (`LeakAudit.exposed`)."""
+    return [
+        {
+            **{k: row[k] for k in ("context_id", "goal_id", "condition", "compressor", "ratio", "memory_key")},
+            "kind": kind,
+            "text": held_text,
+        }
+        for row, pairs in zip(ledger, exposed, strict=True)
+        for kind, held_text in pairs
+    ]
+
+
 def find_exposures(
-    ledger: Iterable[Mapping[str, Any]],
+    ledger: Sequence[Mapping[str, Any]],
     memories: Mapping[str, Mapping[str, Any]],
     groups: Sequence[Group],
     shown_goals: Mapping[str, str],
-    forms: Mapping[str, Normalized] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (memory row, held-out text) where the memory holds text its compressor was not shown.
 
     `groups` must hold every group of the dataset (a context's other goals' questions count too);
-    `shown_goals` maps a shown goal id to its text ("" for the empty goal); `forms` may hold the memories'
-    matching forms (`run.compress.memory_forms`), else they are normalised here.
+    `shown_goals` maps a shown goal id to its text ("" for the empty goal). A run gets the same rows from
+    `gacc_hf.run.matches`, which keeps each memory's audit in the cache.
     """
     contexts = {g.context_id: g.context for g in groups}
-    held = held_out_texts(groups)
-    explained = _Explained(held)
-    hits: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    rows = []
-    for row in ledger:
-        memory = memories[row["memory_key"]]
-        if "error" in memory:
-            continue
-        context = contexts[row["context_id"]]
-        goal = shown_goals.get(row["shown_goal_id"], "")
-        key = (row["memory_key"], goal)
-        if key not in hits:
-            text = forms[memory["memory"]] if forms is not None else normalized(memory["memory"])
-            hits[key] = [
-                p
-                for p, needle in explained.unexplained(context, goal)
-                if may_occur(text, needle) and contains(text, [p[1]])
-            ]
-        rows.extend(
-            {
-                **{k: row[k] for k in ("context_id", "goal_id", "condition", "compressor", "ratio", "memory_key")},
-                "kind": kind,
-                "text": held_text,
-            }
-            for kind, held_text in hits[key]
+    audit = LeakAudit(groups)
+    exposed = [
+        []
+        if "error" in memories[row["memory_key"]]
+        else audit.exposed(
+            normalized(memories[row["memory_key"]]["memory"]),
+            contexts[row["context_id"]],
+            shown_goals.get(row["shown_goal_id"], ""),
         )
-    return rows
+        for row in ledger
+    ]
+    return exposure_rows(ledger, exposed)

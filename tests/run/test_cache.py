@@ -118,8 +118,17 @@ BAD_VALUES = {
     "an answer with a failure beside it": ("answer", '{"answer": "a", "error": "reader failed"}'),
     "verdict an int": ("verdict", '{"correct": 1}'),
     "an answer with data after it": ("answer", '{"answer": "a"}x'),
+    "evidence flags not 0 and 1": ("matches", '{"evidence": "1x", "exposed": []}'),
+    "evidence flags as a list": ("matches", '{"evidence": [true], "exposed": []}'),
+    "an exposed pair of an unknown kind": ("matches", '{"evidence": "1", "exposed": [["answer", "x"]]}'),
+    "matches without exposed": ("matches", '{"evidence": "1"}'),
 }
-GOOD = {"memory": {"memory": "fine", "retained_tokens": 1}, "answer": {"answer": "a"}, "verdict": {"correct": True}}
+GOOD = {
+    "memory": {"memory": "fine", "retained_tokens": 1},
+    "answer": {"answer": "a"},
+    "verdict": {"correct": True},
+    "matches": {"evidence": "10", "exposed": [["question", "How long?"]]},
+}
 
 
 @pytest.mark.parametrize("case", BAD_VALUES)

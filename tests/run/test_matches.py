@@ -1,0 +1,136 @@
+import hashlib
+import inspect
+import json
+import sqlite3
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import gacc_hf.run.matches as matches_module
+from gacc_hf.data.schema import SAMPLE_PATH, Group, Question
+from gacc_hf.run.cache import CACHE_FILENAME, Cache
+from gacc_hf.run.matches import KIND, Matched, match_memories, matches_revision
+from gacc_hf.scoring import evidence, integrity
+from gacc_hf.scoring.evidence import evidence_flags
+from gacc_hf.scoring.integrity import find_exposures
+from gacc_hf.text import matching, screen
+from tests.helpers.fs import run_read_only
+from tests.helpers.runs import rules_run
+
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+ZH_ROWS = [json.loads(line) for line in (FIXTURES / "zh_fixture.jsonl").read_text().splitlines()]
+EN_ROWS = [json.loads(line) for line in SAMPLE_PATH.read_text().splitlines()[:6]]
+
+
+QUESTION_OF = {r["context"]: r["questions"][0]["question"] for r in EN_ROWS + ZH_ROWS}
+
+
+def _leaky(item):
+    """Writes a question of its context that it was never shown, so the leak audit has something to find."""
+    return item.context[:40] + " " + QUESTION_OF[item.context]
+
+
+def _ledger_row(memory_key, goal_id, shown="", context_id="c"):
+    return {"memory_key": memory_key, "context_id": context_id, "goal_id": goal_id, "shown_goal_id": shown,
+            "condition": "own", "compressor": "x", "ratio": 1.0}  # fmt: skip
+
+
+def test_the_revision_is_the_hash_of_the_matcher_and_audit_sources():
+    code = "".join(inspect.getsource(m) for m in (matching, screen, evidence, integrity))
+    assert matches_revision() == "matches-v1@" + hashlib.sha256(code.encode()).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("rows", [EN_ROWS, ZH_ROWS], ids=["en", "zh"])
+def test_a_warm_rerun_reads_what_the_matcher_found_from_the_cache(rows, tmp_path, monkeypatch):
+    cold = rules_run(rows, compressor=["goal-lines", _leaky], ratios=[0.2, 1.0], cache_dir=str(tmp_path))
+    assert cold.exposures  # the leaky compressor is caught ...
+    with Cache(tmp_path) as c:
+        stored = c.count(KIND)
+    assert stored > 0
+
+    def no_matching(*_args):
+        raise AssertionError("a warm rerun normalised a memory again")
+
+    monkeypatch.setattr(matches_module, "normalized", no_matching)
+    warm = rules_run(rows, compressor=["goal-lines", _leaky], ratios=[0.2, 1.0], cache_dir=str(tmp_path))
+    assert warm.exposures == cold.exposures  # ... and still caught, from the cache
+    assert [r["evidence"] for r in warm.answers] == [r["evidence"] for r in cold.answers]
+    assert [r["evidence_hits"] for r in warm.memories] == [r["evidence_hits"] for r in cold.memories]
+    with Cache(tmp_path) as c:
+        assert c.count(KIND) == stored  # nothing new to store
+
+
+def test_what_is_found_equals_the_audits_computed_directly():
+    """Hand-made rows: evidence flags and exposures as `evidence_flags` and `find_exposures` give them."""
+    context = "The ledger node ledger-pg-02 stayed read-only for 45 minutes. 账本只读了四十五分钟。"
+    qs = (
+        Question("c/g/q1", "How long was it read-only?", ("45 minutes",)),
+        Question("c/g/q2", "Which node?", ("ledger-pg-02",)),
+        Question("c/g/q3", "主库停写了多久？", ("四十五分钟",)),
+    )
+    group = Group("c", "test", context, "c/g", "Why did writes stop?", qs)
+    memories = {
+        "m1": {"memory": "ledger-pg-02 for 145 minutes"},
+        "m2": {"memory": "How long was it read-only? 四十五分钟"},
+        "m3": {"error": "compressor failed"},
+    }
+    ledger = [_ledger_row("m1", "c/g"), _ledger_row("m2", "c/g", shown="c/g"), _ledger_row("m3", "c/g")]
+    shown = {"": "", "c/g": group.goal}
+    found = match_memories(ledger, memories, [group], [group], shown, Cache(None))
+    assert found[0] == Matched([False, True, False], [])  # `45 minutes` is not in `145 minutes`
+    assert found[1] == Matched([False, False, True], [("question", "How long was it read-only?")])
+    assert found[2] == Matched([False, False, False], [])  # a failed memory finds nothing
+    assert [m.evidence for m in found[:2]] == [evidence_flags(memories[k]["memory"], qs) for k in ("m1", "m2")]
+    direct = find_exposures(ledger, memories, [group], shown)
+    assert [(e["memory_key"], e["kind"], e["text"]) for e in direct] == [("m2", "question", qs[0].question)]
+
+
+def _entries(folder):
+    with sqlite3.connect(folder / CACHE_FILENAME) as db:
+        return db.execute("SELECT key, value FROM entries WHERE kind=?", (KIND,)).fetchall()
+
+
+def test_a_damaged_entry_is_not_used_and_is_replaced(tmp_path):
+    cold = rules_run(ZH_ROWS, compressor=_leaky, ratios=[1.0], cache_dir=str(tmp_path))
+    key, value = next((k, v) for k, v in _entries(tmp_path) if json.loads(v)["exposed"])
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:  # an entry claiming the memory exposes nothing
+        db.execute("UPDATE entries SET value=? WHERE kind=? AND key=?", ('{"evidence": 7, "exposed": []}', KIND, key))
+    warm = rules_run(ZH_ROWS, compressor=_leaky, ratios=[1.0], cache_dir=str(tmp_path))
+    assert warm.exposures == cold.exposures
+    assert dict(_entries(tmp_path))[key] == value  # the recomputed value replaced the damaged one
+
+
+def test_an_entry_whose_flags_do_not_fit_its_goal_is_not_used(tmp_path):
+    cold = rules_run(EN_ROWS, compressor="goal-lines", ratios=[1.0], cache_dir=str(tmp_path))
+    forged = json.dumps({"evidence": "1", "exposed": []})  # well formed, but one flag for several questions
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:
+        db.execute("UPDATE entries SET value=? WHERE kind=?", (forged, KIND))
+    warm = rules_run(EN_ROWS, compressor="goal-lines", ratios=[1.0], cache_dir=str(tmp_path))
+    assert [r["evidence"] for r in warm.answers] == [r["evidence"] for r in cold.answers]
+    assert all(len(json.loads(v)["evidence"]) == 1 for _, v in _entries(tmp_path))  # left, never used
+
+
+def test_a_read_only_cache_without_these_entries_still_serves_a_warm_rerun(tmp_path):
+    """A cache written before `matches` entries existed: read, not written; the audits are worked out again."""
+    folder = tmp_path / "ro"
+    rules_run(EN_ROWS, compressor="goal-lines", ratios=[0.5], cache_dir=str(folder))
+    with sqlite3.connect(folder / CACHE_FILENAME) as db:
+        db.execute("DELETE FROM entries WHERE kind=?", (KIND,))
+    script = textwrap.dedent(
+        f"""
+        import json, sys
+        sys.path.insert(0, {str(Path(__file__).parents[2])!r})
+        from tests.helpers.runs import rules_run
+        rows = [json.loads(line) for line in open({str(SAMPLE_PATH)!r}).read().splitlines()[:6]]
+        r = rules_run(rows, compressor="goal-lines", ratios=[0.5], cache_dir={str(folder)!r})
+        print(r.calls, r.integrity["exposures"], sum(m["evidence_hits"] for m in r.memories))
+        """
+    )
+    proc = run_read_only(folder, [sys.executable, "-c", script])
+    assert proc.returncode == 0, proc.stderr
+    fresh = rules_run(EN_ROWS, compressor="goal-lines", ratios=[0.5])
+    hits = sum(m["evidence_hits"] for m in fresh.memories)
+    assert proc.stdout.strip() == f"{{'compressor': 0, 'reader': 0, 'judge': 0}} 0 {hits}"
+    assert _entries(folder) == []  # nothing was stored
