@@ -251,3 +251,27 @@ def test_a_cuda_device_gets_larger_batches_unless_the_spec_names_one(tiny, monke
     assert build("reader", str(tiny)).batch_tokens == pipeline.CUDA_READER_BATCH_TOKENS
     assert build("reader", f"{tiny}?batch_size=4").batch_size == 4
     assert build("reader", str(tiny), batch_size=2).batch_size == 2
+
+
+def test_prefill_keeps_the_cache_of_a_full_forward_without_the_prefix_logits(tiny):
+    """The cache is what a forward with every position's logits gives; the logits are asked for the last
+    position only (a long prefix's vocabulary logits were the reader's largest transient allocation)."""
+    import torch
+    from transformers import DynamicCache
+
+    reader = build("reader", str(tiny), cache_min_tokens=0)
+    model = reader.lm.model
+    ids = tuple(reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question="Q?")))
+    shapes = []
+    hook = model.register_forward_hook(lambda m, args, out: shapes.append(tuple(out.logits.shape)))
+    try:
+        prefilled = prefill(model, ids)
+    finally:
+        hook.remove()
+    assert shapes == [(1, 1, model.config.vocab_size)]
+    full = DynamicCache(config=model.config)
+    with torch.inference_mode():
+        logits = model(input_ids=torch.tensor([ids]), cache=full).logits
+    assert logits.shape[1] == len(ids)  # a forward without the limit computes every position's logits
+    for mine, theirs in zip(prefilled.cache.layers, full.layers, strict=True):
+        assert torch.equal(mine.keys, theirs.keys) and torch.equal(mine.values, theirs.values)
