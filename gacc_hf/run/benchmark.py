@@ -148,7 +148,8 @@ def run_benchmark(
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
         matched = match_memories(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
-        evidence = fill_ledger(plan, memories, [m.evidence for m in matched])
+        evidence = [m.evidence for m in matched]
+        fill_ledger(plan, memories, evidence)
         exposures = exposure_rows(plan.ledger, [m.exposed for m in matched])
         violations = budget_violations(plan.ledger, memories, codec)
         answers = read_and_judge(work, plan.ledger, memories, evidence, setup.reader, setup.judge, ex)

@@ -74,10 +74,9 @@ def compute_memories(
     return values
 
 
-def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], evidence: list[list[bool]]) -> list[list[bool]]:
+def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], evidence: list[list[bool]]) -> None:
     """Copy each memory's accounting and text, and each row's evidence hits, into the ledger rows (plan order
-    kept). `evidence` holds each row's per-question evidence flags (`gacc_hf.run.matches`); it is returned
-    for the answer rows, which reuse it."""
+    kept). `evidence` holds each row's per-question evidence flags (`gacc_hf.run.matches`)."""
     for row, flags in zip(plan.ledger, evidence, strict=True):
         v = values[row["memory_key"]]
         ok = "error" not in v
@@ -93,4 +92,3 @@ def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], evidence: l
                 "error": v.get("error"),
             }
         )
-    return evidence

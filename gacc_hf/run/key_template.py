@@ -60,11 +60,9 @@ class KeyTemplate:
     def tail(self, *rest: Scalar) -> bytes:
         """The record's text after the first varying part, for the other varying parts `rest` (in order):
         what `given(first)` completes. Worked out once per distinct `rest` (a question asked of many memories)."""
-        if self._split is None:
-            raise ValueError(f"the first part {self.names[0]!r} is not written before the other varying parts")
         if len(rest) != len(self.names) - 1:
             raise TypeError(f"a tail needs {len(self.names) - 1} parts {self.names[1:]}, got {len(rest)}")
-        return self._split[1].format(*rest).encode("utf-8")
+        return self._halves()[1].format(*rest).encode("utf-8")
 
     def given(self, first: Scalar) -> Callable[[bytes], str]:
         """Keys whose first varying part is `first`, each completed by a `tail`: the record up to the next
@@ -74,9 +72,7 @@ class KeyTemplate:
         >>> answer.given("m1")(answer.tail("q1")) == answer("m1", "q1")
         True
         """
-        if self._split is None:
-            raise ValueError(f"the first part {self.names[0]!r} is not written before the other varying parts")
-        state = hashlib.sha256(self._split[0].format(first).encode("utf-8"))
+        state = hashlib.sha256(self._halves()[0].format(first).encode("utf-8"))
 
         def key(tail: bytes) -> str:
             h = state.copy()
@@ -84,3 +80,9 @@ class KeyTemplate:
             return h.hexdigest()
 
         return key
+
+    def _halves(self) -> tuple[str, str]:
+        """The record's pattern split before its second varying part (`given` writes the head, `tail` the rest)."""
+        if self._split is None:
+            raise ValueError(f"the first part {self.names[0]!r} is not written before the other varying parts")
+        return self._split

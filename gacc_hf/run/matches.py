@@ -10,7 +10,7 @@ One entry per distinct (memory, goal, shown goal) of the ledger, kind `matches`:
 whose reference the memory holds; `exposed` is
 `gacc_hf.scoring.integrity.LeakAudit.exposed` for the goal the compressor was shown. The key binds the
 memory text, the goal's references, the source, the context's held-out texts, the shown goal and
-`MATCHES_REVISION`, the hash of the source code of the matcher and of both audits: an edit to any of them
+`matches_revision()`, the hash of the source code of the matcher and of both audits: an edit to any of them
 re-keys every entry. A read-only cache is read but never written (what it lacks is worked out again each
 run); a stored entry whose flags do not fit its goal is not used.
 """

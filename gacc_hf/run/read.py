@@ -53,7 +53,7 @@ def read_and_judge(
 ) -> list[dict[str, Any]]:
     """One row per (ledger row, question): answer, verdict, evidence and the texts they came from.
 
-    `evidence` holds each ledger row's per-question evidence flags (`fill_ledger`'s)."""
+    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.matches`)."""
     by_goal = {g.goal_id: g for g in groups}
     questions = {g.goal_id: _questions(g) for g in groups}
     keys, asked, read_tasks = _answer_keys(ledger, memories, questions, read)
