@@ -17,7 +17,7 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument("--columns", type=_columns, default=None, help="the data's names for schema columns (see gacc run)")
     v.set_defaults(func=cmd_data_validate)
-    b = data.add_parser("build", help="write a Hub-ready folder: Parquet for both views plus a generated card")
+    b = data.add_parser("build", help="write a Hub-ready folder: Parquet for both views, its card and eval.yaml")
     b.add_argument("src", help="'sample' or a .jsonl/.parquet file or folder in the judge schema")
     b.add_argument("out", help="output folder (its README.md and <view>/*.parquet are rewritten)")
     b.add_argument("--pretty-name", default=None, help="card title (default: GACC-Bench)")
@@ -59,10 +59,11 @@ def cmd_data_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_data_build(args: argparse.Namespace) -> int:
-    from gacc_hf.data.builder import write_hub_folder
-    from gacc_hf.data.card import SAMPLE_CARD
+    from gacc_hf.data.builder import file_languages, write_hub_folder
+    from gacc_hf.data.card import DEFAULT_DESCRIPTION, DEFAULT_PRETTY_NAME, SAMPLE_CARD
     from gacc_hf.data.loading import data_files
     from gacc_hf.data.schema import SAMPLE_PATH
+    from gacc_hf.hub.benchmark_yaml import write_eval_yaml
 
     sample = args.src == "sample"
     files, _ = data_files(SAMPLE_PATH if sample else args.src, "judge")
@@ -70,6 +71,8 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     card = {**(SAMPLE_CARD if sample else {}), **{k: v for k, v in given.items() if v is not None}}
     for path in write_hub_folder(files, args.out, repo_id=args.repo_id, **card):
         print(path)
+    name, about = card.get("pretty_name", DEFAULT_PRETTY_NAME), card.get("description", DEFAULT_DESCRIPTION)
+    print(write_eval_yaml(args.out, name, about, file_languages(files)))
     return 0
 
 
@@ -83,15 +86,16 @@ def cmd_data_stats(args: argparse.Namespace) -> int:
 
 def cmd_data_push(args: argparse.Namespace) -> int:
     from gacc_hf.data.loading import check_hub_folder
+    from gacc_hf.hub.benchmark_yaml import EVAL_YAML
     from gacc_hf.hub.commit import commit, describe_plan, folder_operations, require_online
 
     check_hub_folder(args.path)
-    # What `gacc data build` writes (the card and the Parquet shards); anything else in the folder, such as the
-    # script that builds it, stays local.
+    # What `gacc data build` writes (the card, the benchmark's eval.yaml and the Parquet shards); anything else in
+    # the folder, such as the script that builds it, stays local.
     built = [
         op
         for op in folder_operations(args.path)
-        if op.path_in_repo == "README.md" or op.path_in_repo.endswith(".parquet")
+        if op.path_in_repo in ("README.md", EVAL_YAML) or op.path_in_repo.endswith(".parquet")
     ]
     print(describe_plan(args.repo_id, "dataset", built))
     if args.dry_run:

@@ -88,8 +88,13 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-errors", action="store_true", help="publish a run with failed calls, stating how many")
     p.add_argument("--card", help="merge into this local card instead of the model's current card on the Hub")
     p.add_argument("--details-repo-id", help="also push answers + memory ledger as this dataset repo, with a card")
-    p.add_argument("--eval-results-task", help="also write .eval_results/ for this task of a Hub-registered benchmark")
-    p.add_argument("--headline-ratio", type=float, help="ratio of the .eval_results headline (own-condition Micro)")
+    p.add_argument(
+        "--eval-yaml",
+        help="the benchmark's eval.yaml as a local file, to check the .eval_results task ids against (default: the "
+        "dataset repo's; a dry run without it checks none)",
+    )
+    p.add_argument("--space", help="also upload the run's results page as this static Space (owner/name)")
+    p.add_argument("--pr", action="store_true", help="open the model repo's commit as a pull request (community)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and the generated files; push nothing")
     p.set_defaults(func=cmd_publish)
 
@@ -104,8 +109,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
 
     if not args.dry_run:
         hub.require_online(f"publish to {args.repo_id}")
-    if args.card and not Path(args.card).is_file():
-        raise ValueError(f"--card {args.card}: no such file")
+    for flag, path in (("--card", args.card), ("--eval-yaml", args.eval_yaml)):
+        if path and not Path(path).is_file():
+            raise ValueError(f"{flag} {path}: no such file")
+    eval_yaml = Path(args.eval_yaml).read_text(encoding="utf-8") if args.eval_yaml else None
     plan = functools.partial(
         model_card.publish_plan,
         args.run_dir,
@@ -114,18 +121,23 @@ def cmd_publish(args: argparse.Namespace) -> int:
         dataset_repo=args.dataset_repo,
         allow_errors=args.allow_errors,
         details_repo_id=args.details_repo_id,
-        eval_results_task=args.eval_results_task,
-        headline_ratio=args.headline_ratio,
+        space_id=args.space,
+        pr=args.pr,
     )
-    plans = plan(existing_card=Path(args.card).read_text(encoding="utf-8") if args.card else None)  # every check
+    card = Path(args.card).read_text(encoding="utf-8") if args.card else None
+    plans = plan(existing_card=card, hub={"eval_yaml": eval_yaml})  # every check
     api = None if args.dry_run else HfApi()
-    if api is not None and not args.card:  # checked above, before the Hub is asked for anything
-        plans = plan(existing_card=model_card.fetch_card(api, args.repo_id))
+    if api is not None:  # checked above, before the Hub is asked for anything
+        hub_files = model_card.hub_state(api, args.run_dir, args.repo_id, args.dataset_repo, eval_yaml)
+        plans = plan(existing_card=card or model_card.fetch_card(api, args.repo_id), hub=hub_files)
     for p in plans:
         print(p.describe())
     if api is None:
         if not args.card:
             print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")
+        print("(dry run: a real publish merges into the model's current .eval_results file, if it has one)")
+        if eval_yaml is None:
+            print("(dry run: task ids not checked; a real publish checks them against the dataset's eval.yaml)")
         for label, text in model_card.planned_texts(plans):
             print(f"\n==> {label} <==\n{text}", end="" if text.endswith("\n") else "\n")
         return 0

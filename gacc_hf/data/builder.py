@@ -20,6 +20,7 @@ from datasets.data_files import DataFilesDict, sanitize_patterns
 
 from gacc_hf.data.card import CONFIGS, data_path, render_card
 from gacc_hf.data.jsonl import find_file_problems, read_rows
+from gacc_hf.data.language import row_language
 from gacc_hf.data.schema import Config, DataSourceError, DataValidationError, declares_language, features
 from gacc_hf.data.stats import data_stats
 from gacc_hf.run.cache import make_key
@@ -131,6 +132,12 @@ def build(data_files: DataFiles, config: Config = "judge", cache_dir: str | Path
     )
     builder.download_and_prepare()
     return builder.as_dataset()  # type: ignore[return-value]
+
+
+def file_languages(data_files: DataFiles) -> list[str]:
+    """The languages of the files' rows (declared, else detected), in first-seen order."""
+    rows = (row for paths in data_files.values() for path in paths for row in read_rows(path))
+    return list(dict.fromkeys(row_language(row)[0] for row in rows))
 
 
 def write_hub_folder(data_files: DataFiles, out: str | Path, *, repo_id: str | None = None, **card: str) -> list[Path]:

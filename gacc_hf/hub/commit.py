@@ -2,20 +2,43 @@
 
 Everything up to `commit` is a pure function of local files (an upload plan of
 `CommitOperationAdd`s), so it is tested offline; `commit` takes its `HfApi` as an argument and is the
-only place that talks to the Hub.
+only place that writes to the Hub.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, HfApi
 
+from gacc_hf.redaction import redact
+
+_TEXT_SUFFIXES = (".md", ".html", ".json", ".yaml", ".yml", ".txt")
+
 
 class OfflineError(RuntimeError):
     """Publishing was asked for while the Hub is unreachable by configuration."""
+
+
+class PublishError(ValueError):
+    """A run that must not be published as it is; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class RepoPlan:
+    """What one commit to one Hub repo would add; `pr` opens it as a pull request instead."""
+
+    repo_id: str
+    repo_type: str
+    operations: list[CommitOperationAdd]
+    message: str
+    pr: bool = False
+
+    def describe(self) -> str:
+        return describe_plan(self.repo_id, self.repo_type, self.operations, pr=self.pr)
 
 
 def require_online(action: str) -> None:
@@ -39,18 +62,45 @@ def folder_operations(folder: str | Path, path_in_repo: str = "") -> list[Commit
     return ops
 
 
-def describe_plan(repo_id: str, repo_type: str, operations: Sequence[CommitOperationAdd]) -> str:
+def describe_plan(repo_id: str, repo_type: str, operations: Sequence[CommitOperationAdd], pr: bool = False) -> str:
     """A human-readable upload plan (what `--dry-run` prints)."""
-    lines = [f"repo: {repo_id} ({repo_type}), {len(operations)} file(s):"]
+    how = ", opened as a pull request" if pr else ""
+    lines = [f"repo: {repo_id} ({repo_type}), {len(operations)} file(s){how}:"]
     for op in operations:
         size = os.path.getsize(op.path_or_fileobj) if isinstance(op.path_or_fileobj, str) else len(op.path_or_fileobj)
         lines.append(f"  + {op.path_in_repo}  ({size:,} bytes)")
     return "\n".join(lines)
 
 
-def commit(api: HfApi, repo_id: str, repo_type: str, operations: Sequence[CommitOperationAdd], message: str) -> str:
-    """Create the repo if needed and push the operations in one commit; returns the commit URL."""
+def operation_text(op: CommitOperationAdd) -> str | None:
+    """The text an upload carries (generated, or a text file by its suffix); None for binary files."""
+    if isinstance(op.path_or_fileobj, bytes):
+        return op.path_or_fileobj.decode("utf-8")
+    if isinstance(op.path_or_fileobj, str) and op.path_or_fileobj.endswith(_TEXT_SUFFIXES):
+        return Path(op.path_or_fileobj).read_text(encoding="utf-8", errors="replace")
+    return None
+
+
+def check_no_secrets(plans: Sequence[RepoPlan]) -> None:
+    """Refuse a plan whose text files hold anything `redact` would hide (a URL's credentials, a key)."""
+    for plan in plans:
+        for op in plan.operations:
+            text = operation_text(op)
+            if text is not None and redact(text) != text:
+                raise PublishError(
+                    f"{plan.repo_id}:{op.path_in_repo} holds a credential-shaped value (a key or a URL's "
+                    "user-info); nothing is published: remove it from the results folder and run `gacc report`"
+                )
+
+
+def commit(
+    api: HfApi, repo_id: str, repo_type: str, operations: Sequence[CommitOperationAdd], message: str, pr: bool = False
+) -> str:
+    """Push the operations in one commit (creating the repo if needed; a Space as a static one), or open them
+    as one pull request on an existing repo when `pr`; returns the commit or pull-request URL."""
     require_online(f"push to {repo_id}")
-    api.create_repo(repo_id, repo_type=repo_type, exist_ok=True)
-    info = api.create_commit(repo_id, list(operations), commit_message=message, repo_type=repo_type)
-    return str(info.commit_url)
+    if not pr:
+        sdk = {"space_sdk": "static"} if repo_type == "space" else {}
+        api.create_repo(repo_id, repo_type=repo_type, exist_ok=True, **sdk)
+    info = api.create_commit(repo_id, list(operations), commit_message=message, repo_type=repo_type, create_pr=pr)
+    return str(info.pr_url if pr else info.commit_url)

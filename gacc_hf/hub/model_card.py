@@ -11,33 +11,32 @@ The model card gets `model-index` entries (`gacc_micro` / `gacc_macro`, one per 
 with the dataset, config, split, data fingerprint, ratio and condition as metric args) and a results section
 rendered from the package template `templates/model_card.md.j2`. Ceilings (full context, oracle) are shown there as
 upper bounds and never enter the model-index. Optionally a details dataset (answers + memory ledger + its own
-card) and `.eval_results/` entries are planned too. Nothing here touches the network except `fetch_card` and
-`publish`, which take their `HfApi` as an argument.
+card), `.eval_results/` entries (`eval_results.py`) and a results Space (`space.py`) are planned too. Nothing
+here touches the network except `fetch_file` and `publish`, which take their `HfApi` as an argument.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-from huggingface_hub import (
-    CommitOperationAdd,
-    DatasetCard,
-    DatasetCardData,
-    EvalResult,
-    EvalResultEntry,
-    HfApi,
-    ModelCard,
-    ModelCardData,
-    eval_result_entries_to_yaml,
-)
+from huggingface_hub import CommitOperationAdd, EvalResult, HfApi, ModelCard, ModelCardData
 from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
 
-from gacc_hf.hub.commit import commit, describe_plan, folder_operations
-from gacc_hf.results.folder import verify_folder
+from gacc_hf.hub.benchmark_yaml import EVAL_YAML
+from gacc_hf.hub.commit import PublishError, RepoPlan, check_no_secrets, commit, folder_operations
+from gacc_hf.hub.details import details_card
+from gacc_hf.hub.eval_results import (
+    EVAL_RESULTS_FILE,
+    check_tasks,
+    eval_results_entries,
+    merge_entries,
+    run_task_scores,
+)
+from gacc_hf.hub.identity import DatasetRef, dataset_ref
+from gacc_hf.hub.space import check_space_id, space_plan
+from gacc_hf.results.folder import read_folder, verify_folder
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.run.config import partial_run
@@ -53,72 +52,6 @@ TASK_TYPE = "question-answering"
 TASK_NAME = "Goal-conditioned context compression (held-out questions)"
 START, END = "<!-- gacc-bench-results:start -->", "<!-- gacc-bench-results:end -->"
 DETAIL_FILES = (RESULTS_FILE, ANSWERS_FILE, MEMORIES_FILE, "report.md", SCORES_PNG, GAPS_PNG)
-
-
-#: Data whose identity is known from its spec alone: never the GACC-Bench release.
-BUNDLED = {
-    "sample": "the gacc-hf bundled sample (not the GACC-Bench release)",
-    "synthetic": "gacc-hf synthetic data (rule-made; not the GACC-Bench release)",
-}
-
-
-class PublishError(ValueError):
-    """A run that must not be published as it is; the message says why and what to do."""
-
-
-@dataclass(frozen=True)
-class DatasetRef:
-    """The data a run used, as the card names it (model-index `dataset`).
-
-    `bundled` is True for the sample and synthetic data: the card then says the scores are not on the
-    GACC-Bench release. `fingerprint` is the sha256 of the judge-view rows the run recorded.
-    """
-
-    id: str
-    name: str
-    config: str = "judge"
-    split: str | None = None  # None: the data's only split
-    revision: str | None = None
-    fingerprint: str | None = None
-    bundled: bool = False
-
-
-def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None) -> DatasetRef:
-    """The card's dataset, from the data identity in `config["data"]`; `dataset_repo` names a Hub dataset.
-
-    The sample and synthetic data are named as what they are (a `dataset_repo` for them is refused); a run on
-    a Hub dataset is named by its repo id; a run on a local file or folder needs `dataset_repo`, the Hub dataset
-    the file is (the fingerprint on the card lets anyone check).
-    """
-    data = config.get("data")
-    if not isinstance(data, Mapping) or not data.get("fingerprint"):
-        raise PublishError(
-            "results.json records no data identity (written before gacc-hf recorded it): rerun the benchmark "
-            "to publish its scores"
-        )
-    spec = data.get("spec")
-    common = {
-        "config": str(data.get("view") or "judge"),
-        "split": data.get("split"),
-        "fingerprint": data["fingerprint"],
-    }
-    base = str(spec).split(":", 1)[0]  # "synthetic:contexts=50,seed=1" is synthetic data
-    if base in BUNDLED:
-        if dataset_repo is not None:
-            raise PublishError(f"the run used {BUNDLED[base]}, not {dataset_repo!r}: drop --dataset-repo")
-        name = BUNDLED[base] + (f", {spec}" if spec != base else "")
-        return DatasetRef(id=f"gacc-hf-{base}", name=name, bundled=True, **common)
-    if data.get("kind") == "hub" and dataset_repo not in (None, spec):
-        raise PublishError(f"the run used the Hub dataset {spec!r}, not {dataset_repo!r}")
-    if dataset_repo is None:
-        if data.get("kind") != "hub" or not spec:
-            what = "a dataset object (no spec recorded)" if spec is None else repr(spec)
-            raise PublishError(
-                f"the run used {what}, not known to be a Hub dataset: pass --dataset-repo OWNER/NAME, the Hub "
-                f"dataset these rows are (the card records their fingerprint {data['fingerprint']})"
-            )
-        dataset_repo = str(spec)
-    return DatasetRef(id=dataset_repo, name=dataset_repo, **common)
 
 
 def check_publishable(run: RunResults, allow_errors: bool = False) -> None:
@@ -138,19 +71,6 @@ def check_publishable(run: RunResults, allow_errors: bool = False) -> None:
             f"the run recorded {len(errors)} failed call(s), scored as wrong answers: fix and rerun, or pass "
             "--allow-errors to publish with the count stated on the card"
         )
-
-
-@dataclass(frozen=True)
-class RepoPlan:
-    """What one commit to one Hub repo would add."""
-
-    repo_id: str
-    repo_type: str
-    operations: list[CommitOperationAdd]
-    message: str
-
-    def describe(self) -> str:
-        return describe_plan(self.repo_id, self.repo_type, self.operations)
 
 
 def results_template() -> str:
@@ -324,68 +244,16 @@ def model_card(
     return str(card)
 
 
-def eval_results_yaml(run: RunResults, compressor: str, dataset: DatasetRef, task_id: str, ratio: float) -> str:
-    """`.eval_results/*.yaml` for a benchmark registered on the Hub: the own-condition Micro at one ratio.
-
-    The newer format holds one headline value per benchmark task, and the task id must be one the benchmark's
-    `eval.yaml` declares, so it is written only when the caller names that task, for data on the Hub.
-    """
-    if dataset.bundled:
-        raise PublishError(f".eval_results entries are for a benchmark on the Hub; the run used {dataset.name}")
-    row = next((s for s in _rows(run, compressor) if s["condition"] == "own" and s["ratio"] == ratio), None)
-    if row is None:
-        ratios = sorted({s["ratio"] for s in _rows(run, compressor) if s["condition"] == "own"})
-        raise ValueError(f"no own-condition score at ratio {ratio:g} for {compressor!r}; the run has {ratios}")
-    entry = EvalResultEntry(
-        dataset_id=dataset.id,
-        task_id=task_id,
-        value=row["micro"],
-        dataset_revision=dataset.revision,
-        notes=f"gacc_micro, condition=own, ratio={ratio:g}, reader={_method(run.config['reader'])}, "
-        f"judge={_method(run.config['judge'])}",
-    )
-    return yaml.safe_dump(eval_result_entries_to_yaml([entry]), sort_keys=False, allow_unicode=True)
-
-
-def details_card(details_repo_id: str, model_id: str, dataset: DatasetRef) -> str:
-    """The card of the details dataset: two configs (answers, memories) over the run's parquet files."""
-    data = DatasetCardData(
-        pretty_name=f"GACC-Bench details: {model_id}",
-        tags=["gacc-bench", "evaluation-details"],
-        configs=[
-            {"config_name": "answers", "data_files": ANSWERS_FILE, "default": True},
-            {"config_name": "memories", "data_files": MEMORIES_FILE},
-        ],
-    )
-    body = "\n".join(
-        [
-            f"# GACC-Bench details: {model_id}",
-            "",
-            f"Per-question answers and the memory ledger of the GACC-Bench run behind the results on the card of "
-            f"[{model_id}](https://huggingface.co/{model_id}), on {dataset.name} (`{dataset.id}`, config "
-            f"`{dataset.config}`, split `{dataset.split or 'the only one'}`, rows fingerprint "
-            f"`{dataset.fingerprint}`). Written by gacc-hf.",
-            "",
-            f"- `answers` ({ANSWERS_FILE}): one row per question per compressor, condition and retention ratio: "
-            "ids, the question text, the sha256 of the memory read, the reader's answer, the judge's verdict "
-            "(`correct`), and **`references`: the gold answers** (judge-only: neither the compressor nor the "
-            "reader saw them; keep them out of any model input).",
-            f"- `memories` ({MEMORIES_FILE}): one ledger row per memory: the memory text (`memory`), budget L, "
-            "source tokens N, proposed / retained / re-encoded tokens, unused budget, padding (always 0), "
-            "truncated, compressor called.",
-            "- Rows with `ceiling` true (full context, oracle) are upper bounds, not methods.",
-            f"- `{RESULTS_FILE}`: configuration, versions, tokenizer identity, integrity counters, scores with CIs; "
-            "`report.md` and the plots summarise them.",
-            "",
-            "```python",
-            "from datasets import load_dataset",
-            "",
-            f'answers = load_dataset("{details_repo_id}", "answers", split="train")',
-            "```",
-            "",
-        ]
-    )
-    return str(DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{body}"))
+def _eval_results_operation(
+    run: RunResults, compressor: str, dataset: DatasetRef, hub: Mapping[str, str | None], source: tuple[str, str] | None
+) -> CommitOperationAdd:
+    """`.eval_results/gacc-bench.yaml`: the run's entries, checked against the benchmark's `eval.yaml` when
+    `hub` has it, merged into the file the model repo has (`hub["eval_results"]`)."""
+    if hub.get("eval_yaml") is not None:
+        check_tasks(run_task_scores(run, compressor), str(hub["eval_yaml"]), dataset.id, dataset.split)
+    ours = eval_results_entries(run, compressor, dataset.id, dataset_revision=dataset.revision, source=source)
+    text = merge_entries(hub.get("eval_results"), ours, f"{EVAL_RESULTS_FILE} in the model repo")
+    return CommitOperationAdd(EVAL_RESULTS_FILE, text.encode("utf-8"))
 
 
 def publish_plan(
@@ -397,32 +265,42 @@ def publish_plan(
     allow_errors: bool = False,
     existing_card: str | None = None,
     details_repo_id: str | None = None,
-    eval_results_task: str | None = None,
-    headline_ratio: float | None = None,
+    space_id: str | None = None,
+    pr: bool = False,
+    hub: Mapping[str, str | None] | None = None,
 ) -> list[RepoPlan]:
-    """The commits publishing a verified run: the model card (+ eval-results file), optionally a details dataset.
+    """The commits publishing a verified run: the model card with `.eval_results/` (data on the Hub only),
+    optionally a details dataset and a results Space. `pr` opens the model's commit as a pull request.
 
-    Raises ResultsError for a folder that fails `gacc report`'s checks, PublishError for one that must not be
-    published (see `check_publishable`, `dataset_ref`).
+    `hub` holds what the Hub has: `eval_yaml` (the benchmark's; the run's task ids are checked against it) and
+    `eval_results` (the model repo's current file, merged). Raises ResultsError for a folder that fails
+    `gacc report`'s checks, PublishError for one that must not be published (see `check_publishable`,
+    `dataset_ref`, `check_tasks`).
     """
+    if space_id is not None:
+        check_space_id(space_id)
     run = verify_folder(run_dir)
     check_publishable(run, allow_errors)
     dataset = dataset_ref(run.config, dataset_repo)
     name = pick_compressor(run, compressor)
     card = model_card(run, name, repo_id, dataset, existing_card, details_repo_id)
     ops = [CommitOperationAdd("README.md", card.encode("utf-8"))]
-    if eval_results_task:
-        ratios = sorted({s["ratio"] for s in _rows(run, name) if s["condition"] == "own"})
-        if headline_ratio is None and len(ratios) != 1:
-            raise ValueError(f"the run has ratios {ratios}; choose the headline one with --headline-ratio")
-        ratio = ratios[0] if headline_ratio is None else headline_ratio
-        text = eval_results_yaml(run, name, dataset, eval_results_task, ratio)
-        ops.append(CommitOperationAdd(".eval_results/gacc-bench.yaml", text.encode("utf-8")))
-    plans = [RepoPlan(repo_id, "model", ops, f"Add GACC-Bench results of {name}")]
+    links = [("datasets", details_repo_id, "GACC-Bench details"), ("spaces", space_id, "GACC-Bench results page")]
+    source = next(((f"https://huggingface.co/{kind}/{rid}", label) for kind, rid, label in links if rid), None)
+    if dataset.on_hub:
+        ops.append(_eval_results_operation(run, name, dataset, hub or {}, source))
+    plans = [RepoPlan(repo_id, "model", ops, f"Add GACC-Bench results of {name}", pr=pr)]
     if details_repo_id:
         files = [op for op in folder_operations(run_dir) if op.path_in_repo in DETAIL_FILES]
         readme = CommitOperationAdd("README.md", details_card(details_repo_id, repo_id, dataset).encode("utf-8"))
         plans.append(RepoPlan(details_repo_id, "dataset", [readme, *files], f"GACC-Bench details of {repo_id}"))
+    if space_id is not None:
+        plans.append(
+            space_plan(
+                run_dir, space_id, model_id=repo_id, compressor=name, dataset=dataset, details_repo_id=details_repo_id
+            )
+        )
+    check_no_secrets(plans)
     return plans
 
 
@@ -436,15 +314,38 @@ def planned_texts(plans: Sequence[RepoPlan]) -> list[tuple[str, str]]:
     ]
 
 
-def fetch_card(api: HfApi, repo_id: str) -> str | None:
-    """The model's current card on the Hub, or None when the repo or its README does not exist yet."""
+def fetch_file(api: HfApi, repo_id: str, filename: str, repo_type: str = "model") -> str | None:
+    """A file of a Hub repo as text, or None when the repo or the file does not exist yet."""
     try:
-        path = api.hf_hub_download(repo_id, "README.md")
+        path = api.hf_hub_download(repo_id, filename, repo_type=repo_type)
     except (RepositoryNotFoundError, EntryNotFoundError):
         return None
     return Path(path).read_text(encoding="utf-8")
 
 
+def fetch_card(api: HfApi, repo_id: str) -> str | None:
+    """The model's current card on the Hub, or None when the repo or its README does not exist yet."""
+    return fetch_file(api, repo_id, "README.md")
+
+
+def hub_state(
+    api: HfApi, run_dir: str | Path, repo_id: str, dataset_repo: str | None, eval_yaml: str | None
+) -> dict[str, str | None]:
+    """What a real publish reads from the Hub before planning again: the benchmark's `eval.yaml` (unless given
+    as a local file) and the model repo's current `.eval_results` file. Empty for data not on the Hub."""
+    dataset = dataset_ref(read_folder(run_dir).config, dataset_repo)
+    if not dataset.on_hub:
+        return {}
+    if eval_yaml is None:
+        eval_yaml = fetch_file(api, dataset.id, EVAL_YAML, "dataset")
+    if eval_yaml is None:
+        raise PublishError(
+            f"the dataset {dataset.id} has no {EVAL_YAML}, so it is no Benchmark and no leaderboard can show "
+            "these results: push the folder `gacc data build` writes (it has one) with `gacc data push`"
+        )
+    return {"eval_yaml": eval_yaml, "eval_results": fetch_file(api, repo_id, EVAL_RESULTS_FILE)}
+
+
 def publish(api: HfApi, plans: Sequence[RepoPlan]) -> list[str]:
-    """Push each plan in one commit (the only write to the Hub); returns the commit URLs."""
-    return [commit(api, p.repo_id, p.repo_type, p.operations, p.message) for p in plans]
+    """Push each plan in one commit or pull request (the only write to the Hub); returns their URLs."""
+    return [commit(api, p.repo_id, p.repo_type, p.operations, p.message, pr=p.pr) for p in plans]

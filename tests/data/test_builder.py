@@ -124,8 +124,9 @@ def test_the_shipped_folder_is_in_sync_with_the_sample(tmp_path):
 def test_gacc_data_build_reproduces_the_shipped_folder(tmp_path, capsys):
     assert main(["data", "build", "sample", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out.split()
-    assert printed[-1].endswith("README.md")
-    assert (tmp_path / "out" / "README.md").read_text() == (SHIPPED_FOLDER / "README.md").read_text()
+    assert [p.rsplit("/", 1)[-1] for p in printed[-2:]] == ["README.md", "eval.yaml"]
+    for name in ("README.md", "eval.yaml"):
+        assert (tmp_path / "out" / name).read_text() == (SHIPPED_FOLDER / name).read_text()
 
 
 def test_the_folder_script_rebuilds_the_shipped_folder_byte_for_byte(tmp_path):
@@ -184,9 +185,10 @@ def test_gacc_data_validate_checks_both_views_of_a_built_folder(capsys):
 def test_gacc_data_push_dry_run_prints_the_plan(capsys):
     assert main(["data", "push", str(SHIPPED_FOLDER), "someone/gacc-bench", "--dry-run"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "repo: someone/gacc-bench (dataset), 3 file(s):"
+    assert lines[0] == "repo: someone/gacc-bench (dataset), 4 file(s):"
     assert [line.split()[1] for line in lines[1:]] == [
         "README.md",
+        "eval.yaml",
         "judge/test-00000-of-00001.parquet",
         "public/test-00000-of-00001.parquet",
     ]

@@ -8,8 +8,7 @@ import re
 import shutil
 
 import pytest
-import yaml
-from huggingface_hub import DatasetCard, EvalResult, HfApi, ModelCard, ModelCardData, parse_eval_result_entries
+from huggingface_hub import DatasetCard, EvalResult, HfApi, ModelCard, ModelCardData
 
 from gacc_hf.cli import main
 from gacc_hf.data.synthetic import synthetic
@@ -272,20 +271,6 @@ def test_details_dataset_is_planned_with_its_own_card_marking_the_gold_column(ru
     assert "me/m-details" in dict(planned_texts(plans))["me/m:README.md"]  # the model card links its details
     back = read_folder(run_dir)  # the columns the card describes are there
     assert {"question", "references"} <= back.answers[0].keys() and "memory" in back.memories[0]
-
-
-def test_eval_results_entries_need_hub_data_a_task_and_a_headline_ratio(copy):
-    with pytest.raises(PublishError, match=r"\.eval_results entries are for a benchmark on the Hub"):
-        publish_plan(copy, "me/m", compressor="goal-lines", eval_results_task="default", headline_ratio=0.25)
-    _as_local_file(copy)
-    kw = {"compressor": "goal-lines", "dataset_repo": "someone/gacc-bench", "eval_results_task": "default"}
-    with pytest.raises(ValueError, match="--headline-ratio"):
-        publish_plan(copy, "me/m", **kw)
-    plans = publish_plan(copy, "me/m", **kw, headline_ratio=0.25)
-    text = dict(planned_texts(plans))["me/m:.eval_results/gacc-bench.yaml"]
-    (entry,) = parse_eval_result_entries(yaml.safe_load(text))
-    assert (entry.dataset_id, entry.task_id) == ("someone/gacc-bench", "default")
-    assert entry.value == _expected(copy, "goal-lines")[("gacc_micro", "own", 0.25)]
 
 
 def test_a_run_with_several_compressors_needs_one_named(run_dir):

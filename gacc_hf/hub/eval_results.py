@@ -1,0 +1,158 @@
+"""A run's scores as Hub Eval Results: the entries of `.eval_results/gacc-bench.yaml` in the model repo.
+
+One entry per task id (`benchmark_yaml.task_id`) the run has a score for, checked against the tasks the
+benchmark dataset's `eval.yaml` defines. One file for the benchmark, not one per run: a model has one value
+per task on the leaderboard, so a later publish replaces its entries by (dataset id, task id) and keeps every
+other entry of the file. Entries are checked against the fields the Hub's format names (`check_entries`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import yaml
+from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
+
+from gacc_hf.hub.benchmark_yaml import TASK_METRICS, parse_eval_yaml, task_id
+from gacc_hf.hub.commit import PublishError
+from gacc_hf.results.layout import RunResults, is_ceiling
+from gacc_hf.scoring.by_language import run_languages
+
+EVAL_RESULTS_FILE = ".eval_results/gacc-bench.yaml"
+_KEYS = {"dataset": True, "value": True, "verifyToken": False, "date": False, "source": False, "notes": False}
+_DATASET_KEYS = {"id": True, "task_id": True, "revision": False}
+_SOURCE_KEYS = {"url": True, "name": False, "user": False, "org": False}
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$")
+_URL = re.compile(r"^https?://\S+$")
+
+
+def _check_keys(value: Any, keys: Mapping[str, bool], where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise PublishError(f"{where}: must be a mapping with {', '.join(k for k, need in keys.items() if need)}")
+    unknown = sorted(set(value) - set(keys))
+    if unknown:
+        raise PublishError(f"{where}: unknown field(s) {', '.join(unknown)}; the format names {', '.join(keys)}")
+    missing = [k for k, need in keys.items() if need and value.get(k) is None]
+    if missing:
+        raise PublishError(f"{where}: required field(s) missing: {', '.join(missing)}")
+    for key in keys:
+        if key in value and key not in ("dataset", "source", "value") and not isinstance(value[key], str):
+            raise PublishError(f"{where}: field {key!r} must be a string, got {value[key]!r}")
+    return value
+
+
+def check_entries(entries: Any, where: str = EVAL_RESULTS_FILE) -> None:
+    """Refuse an `.eval_results` document that is not a list of entries with the format's fields."""
+    if not isinstance(entries, list):
+        raise PublishError(f"{where}: must be a list of entries")
+    for i, entry in enumerate(entries):
+        at = f"{where}: entry {i}"
+        entry = _check_keys(entry, _KEYS, at)
+        _check_keys(entry["dataset"], _DATASET_KEYS, f"{at}: dataset")
+        if isinstance(entry["value"], bool) or not isinstance(entry["value"], int | float):
+            raise PublishError(f"{at}: field 'value' must be a number, got {entry['value']!r}")
+        if "date" in entry and not _DATE.match(entry["date"]):
+            raise PublishError(f"{at}: field 'date' must be an ISO-8601 date or datetime, got {entry['date']!r}")
+        if "source" in entry:
+            source = _check_keys(entry["source"], _SOURCE_KEYS, f"{at}: source")
+            if not _URL.match(source["url"]):
+                raise PublishError(f"{at}: source: field 'url' must be an http(s) URL, got {source['url']!r}")
+
+
+def run_task_scores(run: RunResults, compressor: str) -> dict[str, tuple[str, str | None, Mapping[str, Any]]]:
+    """`{task id: (metric, language, score row)}` of one compressor: overall rows, and each language's rows
+    when the run's data has several languages. Ceilings are never a task."""
+    rows: list[tuple[str | None, Mapping[str, Any]]] = [(None, s) for s in run.scores]
+    if len(run_languages(run.config)) > 1:
+        rows += [(s["language"], s) for s in run.payload.get("scores_by_language") or []]
+    return {
+        task_id(m, s["condition"], s["ratio"], lang): (m, lang, s)
+        for lang, s in rows
+        if s["compressor"] == compressor and not is_ceiling(s)
+        for m in TASK_METRICS
+    }
+
+
+def check_tasks(scores: Mapping[str, Any], eval_yaml: str, dataset_id: str, split: str | None) -> None:
+    """Refuse a score whose task id the benchmark's `eval.yaml` does not define, or defines on another split."""
+    where = f"{dataset_id}:eval.yaml"
+    defined = parse_eval_yaml(eval_yaml, where)
+    unknown = [t for t in scores if t not in defined]
+    if unknown:
+        raise PublishError(
+            f"{where} does not define task(s) {', '.join(unknown)}; it defines {', '.join(defined)} "
+            "(publish a run at the ratios and conditions the benchmark ranks)"
+        )
+    other = sorted({defined[t]["split"] for t in scores} - {split}) if split is not None else []
+    if other:
+        raise PublishError(f"the run used split {split!r}; {where} ranks its tasks on split {', '.join(other)}")
+
+
+def _notes(run: RunResults, compressor: str, metric: str, language: str | None, row: Mapping[str, Any]) -> str:
+    cfg, data = run.config, run.config["data"]
+    revision = next((c["revision"] for c in cfg["compressors"] if c["name"] == compressor), "unknown")
+    errors = len(run.payload.get("errors") or [])
+    parts = [
+        f"GACC {metric.capitalize()}, condition {row['condition']}, ratio {row['ratio']:g}"
+        + (f", {language} groups only" if language else ""),
+        f"compressor {compressor}@{revision}",
+        f"reader {cfg['reader']['name']}@{cfg['reader']['revision']}",
+        f"judge {cfg['judge']['name']}@{cfg['judge']['revision']}",
+        f"data {data['fingerprint']} ({data.get('view') or 'judge'} view)",
+        f"{row['n_questions']} questions, {row['n_goals']} goals",
+        f"gacc-hf {cfg.get('gacc_hf_version', 'unknown')}, protocol {cfg.get('protocol_version', 'unknown')}",
+    ]
+    if errors:
+        parts.append(f"{errors} failed call(s) scored as wrong")
+    return "; ".join(parts)
+
+
+def eval_results_entries(
+    run: RunResults,
+    compressor: str,
+    dataset_id: str,
+    *,
+    dataset_revision: str | None = None,
+    source: tuple[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """The run's entries, one per task id, as the YAML holds them; `source` is (url, display name)."""
+    url, name = source if source else (None, None)
+    entries = [
+        EvalResultEntry(
+            dataset_id=dataset_id,
+            task_id=tid,
+            value=row[metric],
+            dataset_revision=dataset_revision,
+            date=run.config.get("finished_at") or run.config.get("started_at"),
+            source_url=url,
+            source_name=name,
+            notes=_notes(run, compressor, metric, language, row),
+        )
+        for tid, (metric, language, row) in run_task_scores(run, compressor).items()
+    ]
+    out = eval_result_entries_to_yaml(entries)
+    check_entries(out)
+    return out
+
+
+def _key(entry: Any) -> tuple[Any, Any] | None:
+    dataset = entry.get("dataset") if isinstance(entry, Mapping) else None
+    return (dataset.get("id"), dataset.get("task_id")) if isinstance(dataset, Mapping) else None
+
+
+def merge_entries(existing: str | None, ours: Sequence[Mapping[str, Any]], where: str) -> str:
+    """The file's text: `existing` (the model repo's current file, if any) with ours replacing entries of the
+    same (dataset id, task id); every other entry is kept as it was."""
+    kept: list[Any] = []
+    if existing is not None:
+        try:
+            doc = yaml.safe_load(existing)
+        except yaml.YAMLError as exc:
+            raise PublishError(f"{where}: not YAML ({str(exc).splitlines()[0]})") from None
+        if doc is not None and not isinstance(doc, list):
+            raise PublishError(f"{where}: must be a list of entries, found {type(doc).__name__}")
+        ids = {_key(e) for e in ours}
+        kept = [e for e in doc or [] if _key(e) not in ids]
+    return yaml.safe_dump([*kept, *ours], sort_keys=False, allow_unicode=True, width=100)
