@@ -3,12 +3,23 @@ and parsed back with huggingface_hub to the results.json values, offline."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
 
 import pytest
-from huggingface_hub import DatasetCard, EvalResult, HfApi, ModelCard, ModelCardData
+import yaml
+from huggingface_hub import (
+    DatasetCard,
+    EvalResult,
+    HfApi,
+    ModelCard,
+    ModelCardData,
+    SpaceCard,
+    parse_eval_result_entries,
+)
+from huggingface_hub.errors import EntryNotFoundError
 
 from gacc_hf.cli import main
 from gacc_hf.data.synthetic import synthetic
@@ -18,6 +29,7 @@ from gacc_hf.hub.model_card import (
     PublishError,
     citation,
     dataset_ref,
+    hub_state,
     model_card,
     planned_texts,
     publish,
@@ -26,6 +38,8 @@ from gacc_hf.hub.model_card import (
 )
 from gacc_hf.results.folder import read_folder
 from gacc_hf.results.layout import ResultsError
+from tests.helpers.data import SHIPPED_FOLDER
+from tests.helpers.paths import ROOT
 from tests.helpers.results import real_run
 
 PAPER = "GACC-Bench: Evaluating Goal-Conditioned Compression with Future Questions Held Out"
@@ -156,6 +170,10 @@ def test_a_run_with_a_nonzero_integrity_counter_is_refused(tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "integrity counters are not 0 (exposures = " in err and "break the protocol" in err
+    everywhere = ["--details-repo-id", "me/d", "--space", "me/page", "--pr", "--eval-yaml", str(SAMPLE_EVAL_YAML)]
+    assert main([*argv, *everywhere]) == 2  # no Eval Results, details or Space either
+    out, err = capsys.readouterr()
+    assert out == "" and "integrity counters are not 0 (exposures = " in err
     _edit(tmp_path / "run", lambda doc: doc["integrity"].update(exposures=0))  # hiding the counter does not help
     assert main(argv) == 2
     assert "integrity.exposures is 0 but" in capsys.readouterr().err
@@ -198,6 +216,9 @@ def test_bundled_data_cannot_be_renamed_and_unrecorded_data_cannot_be_published(
         dataset_ref(config, "owner/gacc-bench")
     sample = dataset_ref({**config, "data": {**config["data"], "spec": "sample"}})
     assert sample.id == "gacc-hf-sample" and "bundled sample (not the GACC-Bench release)" in sample.name
+    assert not sample.on_hub
+    copied = dataset_ref({**config, "data": {**config["data"], "spec": "sample"}}, "me/gacc-bench-sample")
+    assert (copied.id, copied.name, copied.bundled, copied.on_hub) == ("me/gacc-bench-sample", sample.name, True, True)
     hub = {**config, "data": {**config["data"], "spec": "owner/bench", "kind": "hub"}}
     assert dataset_ref(hub).id == "owner/bench"
     with pytest.raises(PublishError, match="Hub dataset 'owner/bench', not 'other/bench'"):
@@ -223,6 +244,9 @@ def test_publish_offline_fails_before_reading_anything(tmp_path, capsys, monkeyp
     assert main(["publish", str(tmp_path / "no-such-run"), "--repo-id", "me/m"]) == 2
     err = capsys.readouterr().err
     assert "HF_HUB_OFFLINE" in err and "no-such-run" not in err
+    extra = ["--space", "me/page", "--pr", "--details-repo-id", "me/d", "--dataset-repo", "o/b"]
+    assert main(["publish", str(MAIN), "--repo-id", "me/m", "--compressor", "embed", *extra]) == 2
+    assert "cannot publish to me/m: HF_HUB_OFFLINE is set" in capsys.readouterr().err
 
 
 def test_the_networked_step_refuses_offline(run_dir, monkeypatch):
@@ -297,3 +321,134 @@ def test_a_schema_1_folder_must_be_upgraded_by_gacc_report_first(run_dir, tmp_pa
         publish_plan(old, "me/m", compressor="goal-lines")
     assert main(["report", str(old)]) == 0
     assert publish_plan(old, "me/m", compressor="goal-lines")
+
+
+# --- Eval Results, the results Space, pull requests -------------------------------------------------------------
+
+MAIN = ROOT / "docs" / "results" / "main"
+SAMPLE_EVAL_YAML = SHIPPED_FOLDER / "eval.yaml"
+DETAILS = "GACC-Bench details"
+
+
+def _files(out):
+    """{label: text} of every generated file a dry run printed."""
+    parts = re.split(r"^==> (\S+) <==\n", out, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def test_the_main_job_dry_run_shows_eval_results_the_space_and_matches_results_json(capsys):
+    argv = ["publish", str(MAIN), "--repo-id", "me/embed", "--compressor", "embed", "--dry-run"]
+    hub = ["--dataset-repo", "me/gacc-bench-sample", "--eval-yaml", str(SAMPLE_EVAL_YAML)]
+    assert main([*argv, *hub, "--details-repo-id", "me/embed-details", "--space", "me/embed-page"]) == 0
+    out = capsys.readouterr().out
+    assert "repo: me/embed (model), 2 file(s):" in out and "repo: me/embed-page (space), 4 file(s):" in out
+    files = _files(out)
+    doc = json.loads((MAIN / "results.json").read_text())
+    cfg = doc["config"]
+    expected = {  # written out by hand: <metric>-<condition>-r<ratio>, values straight from results.json
+        f"{m}-{s['condition']}-r{s['ratio']:g}": s[m]
+        for s in doc["scores"]
+        if s["compressor"] == "embed"
+        for m in ("micro", "macro")
+    }
+    assert set(expected) == {"micro-own-r0.2", "macro-own-r0.2", "micro-none-r0.2", "macro-none-r0.2"}
+    entries = parse_eval_result_entries(yaml.safe_load(files["me/embed:.eval_results/gacc-bench.yaml"]))
+    assert {e.task_id: e.value for e in entries} == expected
+    declared = {t["id"] for t in yaml.safe_load(SAMPLE_EVAL_YAML.read_text())["tasks"]}
+    assert set(expected) <= declared
+    embed = next(c["revision"] for c in cfg["compressors"] if c["name"] == "embed")
+    for e in entries:
+        assert (e.dataset_id, e.dataset_revision, e.date) == ("me/gacc-bench-sample", None, cfg["finished_at"])
+        assert (e.source_url, e.source_name) == (
+            "https://huggingface.co/datasets/me/embed-details",
+            "GACC-Bench details",
+        )
+        for needed in (
+            f"embed@{embed}",
+            cfg["reader"]["revision"],
+            "judge contains@contains-v1",
+            cfg["data"]["fingerprint"],
+        ):
+            assert needed in e.notes
+    space = SpaceCard(files["me/embed-page:README.md"])
+    assert (space.data.sdk, space.data.app_file, space.data.models) == ("static", "index.html", ["me/embed"])
+    page = files["me/embed-page:index.html"]
+    assert cfg["data"]["fingerprint"] in page and 'href="https://huggingface.co/me/embed"' in page
+    report = html.unescape(page.split("<pre>", 1)[1].split("</pre>", 1)[0])
+    assert report == (MAIN / "report.md").read_text(encoding="utf-8")
+    assert "bundled sample (not the GACC-Bench release)" in files["me/embed:README.md"]  # named as what it is
+
+
+def test_without_a_hub_identity_no_eval_results_are_planned(run_dir):
+    (plan,) = publish_plan(run_dir, "me/m", compressor="goal-lines")  # synthetic data: the card as before
+    assert [op.path_in_repo for op in plan.operations] == ["README.md"]
+    with pytest.raises(PublishError, match=r"synthetic data.*drop --dataset-repo"):
+        publish_plan(run_dir, "me/m", compressor="goal-lines", dataset_repo="me/bench")
+
+
+def test_a_task_id_the_eval_yaml_does_not_define_is_refused(copy, capsys):
+    _as_local_file(copy)  # ratios 0.1, 0.25 and 0.5: the sample's benchmark ranks no 0.5
+    hub = ["--dataset-repo", "me/gacc-bench-sample", "--eval-yaml", str(SAMPLE_EVAL_YAML)]
+    assert _dry_run(copy, *hub) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "me/gacc-bench-sample:eval.yaml does not define task(s) micro-own-r0.5, " in err
+    assert "; it defines micro-own-r0.1, micro-own-r0.2, micro-own-r0.25, micro-none-r0.1" in err
+
+
+def test_a_space_name_that_is_not_owner_name_is_refused_before_the_folder_is_read(tmp_path, capsys):
+    argv = ["publish", str(tmp_path / "no-such-run"), "--repo-id", "me/m", "--dry-run"]
+    assert main([*argv, "--space", "just-a-name"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "--space 'just-a-name': a Space is named OWNER/NAME" in err
+
+
+def test_pr_opens_the_model_commit_as_a_pull_request(copy, capsys):
+    _as_local_file(copy)
+    assert _dry_run(copy, "--dataset-repo", "someone/gacc-bench", "--pr") == 0
+    assert "repo: me/goal-lines (model), 2 file(s), opened as a pull request:" in capsys.readouterr().out
+    plans = publish_plan(copy, "me/m", compressor="goal-lines", dataset_repo="o/b", details_repo_id="me/d", pr=True)
+    assert [p.pr for p in plans] == [True, False]  # the details dataset is the publisher's own repo
+
+
+def test_the_model_repos_existing_eval_results_are_kept_and_ours_replaced(copy):
+    _as_local_file(copy)
+    other = {"dataset": {"id": "cais/hle", "task_id": "default"}, "value": 20.9}
+    stale = {"dataset": {"id": "o/b", "task_id": "micro-own-r0.25"}, "value": 0.99}
+    hub = {"eval_results": yaml.safe_dump([other, stale])}
+    (plan,) = publish_plan(copy, "me/m", compressor="goal-lines", dataset_repo="o/b", hub=hub)
+    entries = yaml.safe_load(dict(planned_texts([plan]))["me/m:.eval_results/gacc-bench.yaml"])
+    assert entries[0] == other and stale not in entries
+    assert len(entries) == 1 + 2 * 3 * 3  # the other benchmark's entry + metrics x conditions x ratios
+    ours = {(e["dataset"]["task_id"]): e["value"] for e in entries[1:]}
+    assert ours["micro-own-r0.25"] == _expected(copy, "goal-lines")[("gacc_micro", "own", 0.25)]
+
+
+class _Hub:
+    """hf_hub_download over a dict of (repo_id, filename) -> text; anything else is not there."""
+
+    def __init__(self, tmp_path, files):
+        self.tmp_path, self.files, self.asked = tmp_path, files, []
+
+    def hf_hub_download(self, repo_id, filename, repo_type=None):
+        self.asked.append((repo_id, filename, repo_type))
+        if (repo_id, filename) not in self.files:
+            raise EntryNotFoundError(f"{filename} not in {repo_id}")
+        path = self.tmp_path / f"{len(self.asked)}.txt"
+        path.write_text(self.files[(repo_id, filename)], encoding="utf-8")
+        return str(path)
+
+
+def test_a_real_publish_reads_the_benchmarks_eval_yaml_and_refuses_a_dataset_without_one(copy, tmp_path):
+    _as_local_file(copy)
+    api = _Hub(tmp_path, {("o/b", "eval.yaml"): "x: 1\n"})
+    state = hub_state(api, copy, "me/m", "o/b", None)
+    assert state == {"eval_yaml": "x: 1\n", "eval_results": None}
+    assert api.asked == [("o/b", "eval.yaml", "dataset"), ("me/m", ".eval_results/gacc-bench.yaml", "model")]
+    with pytest.raises(PublishError, match=r"the dataset o/c has no eval\.yaml, so it is no Benchmark"):
+        hub_state(api, copy, "me/m", "o/c", None)
+    assert hub_state(_Hub(tmp_path, {}), copy, "me/m", "o/c", "given: 1\n")["eval_yaml"] == "given: 1\n"
+
+
+def test_bundled_data_without_a_hub_copy_reads_nothing_from_the_hub(run_dir, tmp_path):
+    api = _Hub(tmp_path, {})
+    assert hub_state(api, run_dir, "me/m", None, None) == {} and api.asked == []
