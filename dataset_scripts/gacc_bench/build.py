@@ -1,5 +1,5 @@
-"""Build this folder (the bundled sample as a Hub-ready dataset: Parquet for the `public` and `judge` views and a
-generated card) and, with `--push OWNER/NAME`, upload it.
+"""Build this folder (the bundled sample as a Hub-ready dataset: Parquet for the `public` and `judge` views, a
+generated card and the benchmark's `eval.yaml`) and, with `--push OWNER/NAME`, upload it.
 
     python dataset_scripts/gacc_bench/build.py                 # rewrite this folder from the package's sample
     python dataset_scripts/gacc_bench/build.py --output DIR    # write it elsewhere
