@@ -135,9 +135,10 @@ def cmd_publish(args: argparse.Namespace) -> int:
     if api is None:
         if not args.card:
             print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")
-        print("(dry run: a real publish merges into the model's current .eval_results file, if it has one)")
-        if eval_yaml is None:
-            print("(dry run: task ids not checked; a real publish checks them against the dataset's eval.yaml)")
+        if model_card.EVAL_RESULTS_FILE in {op.path_in_repo for op in plans[0].operations}:
+            print("(dry run: a real publish merges into the model's current .eval_results file, if it has one)")
+            if eval_yaml is None:
+                print("(dry run: task ids not checked; a real publish checks them against the dataset's eval.yaml)")
         for label, text in model_card.planned_texts(plans):
             print(f"\n==> {label} <==\n{text}", end="" if text.endswith("\n") else "\n")
         return 0

@@ -297,7 +297,13 @@ def publish_plan(
     if space_id is not None:
         plans.append(
             space_plan(
-                run_dir, space_id, model_id=repo_id, compressor=name, dataset=dataset, details_repo_id=details_repo_id
+                run,
+                run_dir,
+                space_id,
+                model_id=repo_id,
+                compressor=name,
+                dataset=dataset,
+                details_repo_id=details_repo_id,
             )
         )
     check_no_secrets(plans)

@@ -1,8 +1,9 @@
 """A run's results page as a static Hugging Face Space: `index.html` and a README whose header says `sdk: static`.
 
-The page is the run's `report.html` when the folder has one, else its `report.md` shown as escaped text in a
-minimal page; either way a banner on top names the model, the data (id, name, rows fingerprint) and links
-back to the model and the details dataset. The plots the report shows travel beside it.
+The page is the run's `report.html` when the folder has one, else the report `gacc report` renders from the
+verified run (what `report.md` holds), shown as escaped text in a minimal page. Either way a banner on top
+names the model and the data (id, name, rows fingerprint) and links back to the model and the details
+dataset. The plots the report shows travel beside it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from huggingface_hub import CommitOperationAdd, SpaceCard, SpaceCardData
 from gacc_hf.data.loading import HUB_ID
 from gacc_hf.hub.commit import PublishError, RepoPlan
 from gacc_hf.hub.identity import DatasetRef
+from gacc_hf.results.layout import RunResults
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
+from gacc_hf.results.report import render_report
 
 PAGE = "index.html"
 _BODY = re.compile(r"<body[^>]*>", re.IGNORECASE)
@@ -48,15 +51,16 @@ def _plots(folder: Path) -> list[str]:
     return [png for png in (SCORES_PNG, GAPS_PNG) if (folder / png).is_file()]
 
 
-def page_html(run_dir: str | Path, header: str) -> str:
-    """`report.html` with the header after its `<body>` tag, or `report.md` escaped in a minimal page."""
+def page_html(run: RunResults, run_dir: str | Path, header: str) -> str:
+    """`report.html` with the header after its `<body>` tag, or the report `gacc report` renders from the verified
+    run (`report.md`'s text) escaped in a minimal page."""
     folder = Path(run_dir)
     report = folder / "report.html"
     if report.is_file():
         text = report.read_text(encoding="utf-8")
         match = _BODY.search(text)
         return text[: match.end()] + header + text[match.end() :] if match else header + text
-    markdown = (folder / "report.md").read_text(encoding="utf-8")
+    markdown = render_report(run, _plots(folder))
     images = "".join(f'<p><img src="{png}" alt="{png}"></p>' for png in _plots(folder))
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8"><title>GACC-Bench results</title></head>\n'
@@ -90,6 +94,7 @@ def space_card(model_id: str, dataset: DatasetRef, details_repo_id: str | None) 
 
 
 def space_plan(
+    run: RunResults,
     run_dir: str | Path,
     space_id: str,
     *,
@@ -103,7 +108,7 @@ def space_plan(
     header = banner(model_id, compressor, dataset, details_repo_id)
     ops = [
         CommitOperationAdd("README.md", space_card(model_id, dataset, details_repo_id).encode("utf-8")),
-        CommitOperationAdd(PAGE, page_html(run_dir, header).encode("utf-8")),
+        CommitOperationAdd(PAGE, page_html(run, run_dir, header).encode("utf-8")),
         *(CommitOperationAdd(png, str(Path(run_dir) / png)) for png in _plots(Path(run_dir))),
     ]
     return RepoPlan(space_id, "space", ops, f"GACC-Bench results page of {model_id}")

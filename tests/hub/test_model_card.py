@@ -379,7 +379,9 @@ def test_the_main_job_dry_run_shows_eval_results_the_space_and_matches_results_j
     assert "bundled sample (not the GACC-Bench release)" in files["me/embed:README.md"]  # named as what it is
 
 
-def test_without_a_hub_identity_no_eval_results_are_planned(run_dir):
+def test_without_a_hub_identity_no_eval_results_are_planned(run_dir, capsys):
+    assert _dry_run(run_dir) == 0
+    assert ".eval_results" not in capsys.readouterr().out  # neither a file nor a note about one
     (plan,) = publish_plan(run_dir, "me/m", compressor="goal-lines")  # synthetic data: the card as before
     assert [op.path_in_repo for op in plan.operations] == ["README.md"]
     with pytest.raises(PublishError, match=r"synthetic data.*drop --dataset-repo"):
@@ -405,7 +407,9 @@ def test_a_space_name_that_is_not_owner_name_is_refused_before_the_folder_is_rea
 def test_pr_opens_the_model_commit_as_a_pull_request(copy, capsys):
     _as_local_file(copy)
     assert _dry_run(copy, "--dataset-repo", "someone/gacc-bench", "--pr") == 0
-    assert "repo: me/goal-lines (model), 2 file(s), opened as a pull request:" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "repo: me/goal-lines (model), 2 file(s), opened as a pull request:" in out
+    assert "(dry run: task ids not checked; a real publish checks them against the dataset's eval.yaml)" in out
     plans = publish_plan(copy, "me/m", compressor="goal-lines", dataset_repo="o/b", details_repo_id="me/d", pr=True)
     assert [p.pr for p in plans] == [True, False]  # the details dataset is the publisher's own repo
 

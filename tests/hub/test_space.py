@@ -4,14 +4,19 @@ run's identity on top, and the Space's name checked."""
 from __future__ import annotations
 
 import html
+import shutil
 
 import pytest
 from huggingface_hub import SpaceCard
 
+from gacc_hf.hub import space
 from gacc_hf.hub.commit import PublishError
 from gacc_hf.hub.identity import DatasetRef
 from gacc_hf.hub.space import check_space_id, page_html, space_card, space_plan
+from gacc_hf.results.folder import read_folder
+from tests.helpers.paths import ROOT
 
+MAIN = ROOT / "docs" / "results" / "main"
 DATA = DatasetRef(id="me/bench", name="me/bench", fingerprint="sha256:ab12")
 
 
@@ -35,10 +40,10 @@ def test_the_space_card_is_a_static_space_showing_index_html():
     "report",
     ["# Results\n\n| a <b> | & |\n<script>alert(1)</script>\n", "# 结果\n\n问题：缓存雪崩是怎么发生的？<b>粗体</b>\n"],
 )
-def test_report_md_is_shown_escaped_in_a_minimal_page(tmp_path, report):
-    (tmp_path / "report.md").write_text(report, encoding="utf-8")
+def test_the_report_is_shown_escaped_in_a_minimal_page(tmp_path, monkeypatch, report):
+    monkeypatch.setattr(space, "render_report", lambda run, plots: report if plots == ["scores.png"] else "")
     (tmp_path / "scores.png").write_bytes(b"png")
-    page = page_html(tmp_path, "<nav>top</nav>")
+    page = page_html(None, tmp_path, "<nav>top</nav>")
     body = page.split("<pre>", 1)[1].split("</pre>", 1)[0]
     assert html.unescape(body) == report and "<b>" not in body and "<script>" not in page
     assert page.index("<nav>top</nav>") < page.index("<pre>")
@@ -46,18 +51,25 @@ def test_report_md_is_shown_escaped_in_a_minimal_page(tmp_path, report):
 
 
 def test_report_html_is_used_when_the_folder_has_one_with_the_header_after_body(tmp_path):
-    (tmp_path / "report.md").write_text("# unused\n", encoding="utf-8")
     (tmp_path / "report.html").write_text('<html><body class="x"><h1>Page</h1></body></html>', encoding="utf-8")
-    assert page_html(tmp_path, "<nav>top</nav>") == '<html><body class="x"><nav>top</nav><h1>Page</h1></body></html>'
+    page = page_html(None, tmp_path, "<nav>top</nav>")
+    assert page == '<html><body class="x"><nav>top</nav><h1>Page</h1></body></html>'
 
 
-def test_the_space_plan_names_model_data_and_details_escaped(tmp_path):
-    (tmp_path / "report.md").write_text("# Results\n", encoding="utf-8")
+def test_the_page_is_rendered_from_the_verified_run_not_an_edited_report_md(tmp_path):
+    folder = shutil.copytree(MAIN, tmp_path / "main")
+    shown = (folder / "report.md").read_text(encoding="utf-8")
+    with (folder / "report.md").open("a", encoding="utf-8") as fh:
+        fh.write("\nEdited by hand: 0.99 on everything.\n")
     odd = DatasetRef(id="me/bench", name="data <with> & marks", fingerprint="sha256:ab12")
-    plan = space_plan(tmp_path, "me/page", model_id="me/model", compressor="embed", dataset=odd, details_repo_id="me/d")
+    run = read_folder(folder)
+    plan = space_plan(
+        run, folder, "me/page", model_id="me/model", compressor="embed", dataset=odd, details_repo_id="me/d"
+    )
     assert (plan.repo_id, plan.repo_type, plan.pr) == ("me/page", "space", False)
     files = {op.path_in_repo: op.path_or_fileobj for op in plan.operations}
-    assert list(files) == ["README.md", "index.html"]
+    assert list(files) == ["README.md", "index.html", "scores.png", "gaps.png"]
     page = files["index.html"].decode("utf-8")
+    assert html.unescape(page.split("<pre>", 1)[1].split("</pre>", 1)[0]) == shown and "Edited by hand" not in page
     assert "data &lt;with&gt; &amp; marks" in page and "sha256:ab12" in page
     assert 'href="https://huggingface.co/me/model"' in page and 'href="https://huggingface.co/datasets/me/d"' in page
