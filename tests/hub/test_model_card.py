@@ -456,3 +456,13 @@ def test_a_real_publish_reads_the_benchmarks_eval_yaml_and_refuses_a_dataset_wit
 def test_bundled_data_without_a_hub_copy_reads_nothing_from_the_hub(run_dir, tmp_path):
     api = _Hub(tmp_path, {})
     assert hub_state(api, run_dir, "me/m", None, None) == {} and api.asked == []
+
+
+def test_a_recorded_hub_revision_reaches_every_entry(copy):
+    _edit(copy, lambda doc: doc["config"]["data"].update(spec="o/b", kind="hub", revision="5503434d"))
+    (plan,) = publish_plan(copy, "me/m", compressor="goal-lines")
+    entries = parse_eval_result_entries(
+        yaml.safe_load(dict(planned_texts([plan]))["me/m:.eval_results/gacc-bench.yaml"])
+    )
+    assert {(e.dataset_id, e.dataset_revision) for e in entries} == {("o/b", "5503434d")}
+    assert len(entries) == 18 and {e.source_url for e in entries} == {None}  # no details, no Space: no source
