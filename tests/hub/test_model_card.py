@@ -210,23 +210,6 @@ def test_a_run_on_a_local_file_needs_the_dataset_repo_named(copy, capsys):
     assert "not on the GACC-Bench release" not in card_text
 
 
-def test_bundled_data_cannot_be_renamed_and_unrecorded_data_cannot_be_published(run_dir):
-    config = read_folder(run_dir).config
-    with pytest.raises(PublishError, match=r"synthetic data.*not 'owner/gacc-bench'"):
-        dataset_ref(config, "owner/gacc-bench")
-    sample = dataset_ref({**config, "data": {**config["data"], "spec": "sample"}})
-    assert sample.id == "gacc-hf-sample" and "bundled sample (not the GACC-Bench release)" in sample.name
-    assert not sample.on_hub
-    copied = dataset_ref({**config, "data": {**config["data"], "spec": "sample"}}, "me/gacc-bench-sample")
-    assert (copied.id, copied.name, copied.bundled, copied.on_hub) == ("me/gacc-bench-sample", sample.name, True, True)
-    hub = {**config, "data": {**config["data"], "spec": "owner/bench", "kind": "hub"}}
-    assert dataset_ref(hub).id == "owner/bench"
-    with pytest.raises(PublishError, match="Hub dataset 'owner/bench', not 'other/bench'"):
-        dataset_ref(hub, "other/bench")
-    with pytest.raises(PublishError, match="records no data identity"):
-        dataset_ref({k: v for k, v in config.items() if k != "data"})
-
-
 def test_ceilings_are_upper_bounds_on_the_card_and_never_in_the_model_index(run_dir):
     (plan,) = publish_plan(run_dir, "me/m", compressor="goal-lines")
     card_text = dict(planned_texts([plan]))["me/m:README.md"]
