@@ -87,7 +87,14 @@ def cmd_data_stats(args: argparse.Namespace) -> int:
 def cmd_data_push(args: argparse.Namespace) -> int:
     from gacc_hf.data.loading import check_hub_folder
     from gacc_hf.hub.benchmark_yaml import EVAL_YAML
-    from gacc_hf.hub.commit import commit, describe_plan, folder_operations, require_online
+    from gacc_hf.hub.commit import (
+        commit,
+        describe_plan,
+        folder_operations,
+        operation_text,
+        require_online,
+        shown_file,
+    )
 
     check_hub_folder(args.path)
     # What `gacc data build` writes (the card, the benchmark's eval.yaml and the Parquet shards); anything else in
@@ -98,7 +105,9 @@ def cmd_data_push(args: argparse.Namespace) -> int:
         if op.path_in_repo in ("README.md", EVAL_YAML) or op.path_in_repo.endswith(".parquet")
     ]
     print(describe_plan(args.repo_id, "dataset", built))
-    if args.dry_run:
+    if args.dry_run:  # the text files in full (the card, eval.yaml); the Parquet shards by size above
+        texts = [(f"{args.repo_id}:{op.path_in_repo}", operation_text(op)) for op in built]
+        print("".join(shown_file(label, text) for label, text in texts if text is not None), end="")
         return 0
     require_online(f"push to {args.repo_id}")
     from huggingface_hub import HfApi

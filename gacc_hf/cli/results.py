@@ -140,7 +140,7 @@ def cmd_publish(args: argparse.Namespace) -> int:
             if eval_yaml is None:
                 print("(dry run: task ids not checked; a real publish checks them against the dataset's eval.yaml)")
         for label, text in model_card.planned_texts(plans):
-            print(f"\n==> {label} <==\n{text}", end="" if text.endswith("\n") else "\n")
+            print(hub.shown_file(label, text), end="")
         return 0
     for url in model_card.publish(api, plans):
         print(url)

@@ -81,6 +81,11 @@ def operation_text(op: CommitOperationAdd) -> str | None:
     return None
 
 
+def shown_file(label: str, text: str) -> str:
+    """One generated file as a dry run prints it in full: a `==> label <==` line, then the text."""
+    return f"\n==> {label} <==\n{text}" + ("" if text.endswith("\n") else "\n")
+
+
 def check_no_secrets(plans: Sequence[RepoPlan]) -> None:
     """Refuse a plan whose text files hold anything `redact` would hide (a URL's credentials, a key)."""
     for plan in plans:

@@ -184,9 +184,14 @@ def test_gacc_data_validate_checks_both_views_of_a_built_folder(capsys):
 
 def test_gacc_data_push_dry_run_prints_the_plan(capsys):
     assert main(["data", "push", str(SHIPPED_FOLDER), "someone/gacc-bench", "--dry-run"]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
+    out = capsys.readouterr().out
+    lines = out.splitlines()
     assert lines[0] == "repo: someone/gacc-bench (dataset), 4 file(s):"
-    assert [line.split()[1] for line in lines[1:]] == [
+    for name in ("README.md", "eval.yaml"):  # the text files in full, the Parquet shards by size only
+        shown = out.split(f"==> someone/gacc-bench:{name} <==\n", 1)[1].split("\n==> ", 1)[0]
+        assert shown == (SHIPPED_FOLDER / name).read_text(encoding="utf-8")
+    assert out.count("==> ") == 2
+    assert [line.split()[1] for line in lines[1:5]] == [
         "README.md",
         "eval.yaml",
         "judge/test-00000-of-00001.parquet",
