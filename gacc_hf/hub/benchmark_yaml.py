@@ -22,7 +22,7 @@ TASK_METRICS = ("micro", "macro")
 TASK_CONDITIONS = ("own", "none", "cross")
 TASK_RATIOS = (0.1, 0.2, 0.25)
 TASK_CONFIG = "public"
-UNIT = "fraction of questions (Micro) or of goals (Macro) answered correctly, in [0, 1]"
+UNIT = "Micro, the share of questions answered correctly, and Macro, the share of goals whose every question is"
 
 
 class BenchmarkError(ValueError):
@@ -51,7 +51,7 @@ def eval_yaml(name: str, description: str, splits: Iterable[str], languages: Seq
     split = eval_split(splits)
     doc = {
         "name": name,
-        "description": f"{description.strip()} Scores: GACC {UNIT}.",
+        "description": f"{description.strip()} Scores, in [0, 1]: GACC {UNIT}.",
         "evaluation_framework": FRAMEWORK,
         "tasks": [{"id": t, "config": TASK_CONFIG, "split": split} for t in benchmark_task_ids(languages)],
     }
