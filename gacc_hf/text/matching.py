@@ -121,10 +121,10 @@ def normalized(text: str) -> Normalized:
     ('-40 ° c in c# and c++', 'x != y i--')
     """
     text = unicodedata.normalize("NFKC", _THOUSANDS.sub("", strip_format(text))).lower().replace("\u2212", "-")
-    found = _UNIT.findall(text)
-    plain = _joined([article or unit for article, unit in found])
-    units = [unit for _, unit in found if unit]
-    bare = "" if _ONLY_ARTICLES.fullmatch(plain) else plain if len(units) == len(found) else _joined(units)
+    pairs = _UNIT.findall(text)  # (article, "") or ("", unit)
+    plain = _joined([article or unit for article, unit in pairs])
+    units = [unit for _, unit in pairs if unit]
+    bare = "" if _ONLY_ARTICLES.fullmatch(plain) else plain if len(units) == len(pairs) else _joined(units)
     return Normalized(bare, plain, text if plain else _collapse(text))
 
 
