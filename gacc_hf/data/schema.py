@@ -16,7 +16,7 @@ from typing import Any, Literal
 import datasets
 
 from gacc_hf.data.language import canonical_tag, detect_language, tag_problem
-from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem
+from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem, visible
 
 Config = Literal["public", "judge"]
 
@@ -110,6 +110,10 @@ class Group:
         return self.language is None
 
 
+#: what an empty text may hold (the matcher ignores format characters: `gacc_hf.text.hygiene.strip_format`)
+_INVISIBLE = " (whitespace and invisible format characters such as U+200B do not count)"
+
+
 def _check_text(i: int, field: str, value: Any, gid: str | None, problems: list[Problem], *, is_id: bool) -> bool:
     """Add the problem of a text (or ID) field that is a string; True when the value is usable."""
     problem = id_problem(value) if is_id else encoding_problem(value)
@@ -143,8 +147,8 @@ def _check_questions(i: int, row: Mapping[str, Any], gid: str | None, problems: 
             problems.append(Problem(i, field, "must be a non-empty string", gid))
         elif _check_text(i, field, qid, gid, problems, is_id=True):
             ids.append(qid)
-        if not isinstance(text, str) or not text.strip():
-            problems.append(Problem(i, f"questions[{j}].question", "must be a non-empty string", gid))
+        if not isinstance(text, str) or not visible(text):
+            problems.append(Problem(i, f"questions[{j}].question", f"must be a non-empty string{_INVISIBLE}", gid))
         else:
             _check_text(i, f"questions[{j}].question", text, gid, problems, is_id=False)
     return ids
@@ -172,7 +176,10 @@ def _check_gold(i: int, row: Mapping[str, Any], gid: str | None, qids: list[str]
             problems.append(Problem(i, f"gold[{j}].references", "must be a list of strings", gid))
             continue
         for k, ref in enumerate(refs):
-            _check_text(i, f"gold[{j}].references[{k}]", ref, gid, problems, is_id=False)
+            if ref.strip() and not visible(ref):  # a blank reference is left out; an invisible one is a mistake
+                problems.append(Problem(i, f"gold[{j}].references[{k}]", f"must not be empty{_INVISIBLE}", gid))
+            else:
+                _check_text(i, f"gold[{j}].references[{k}]", ref, gid, problems, is_id=False)
         if not any(r.strip() for r in refs):
             problems.append(Problem(i, f"gold[{j}].references", f"question {_short(qid)} has no references", gid))
     for qid in qids:
@@ -245,8 +252,8 @@ def _check_strings(i: int, row: Mapping[str, Any], gid: str | None, problems: li
             continue
         if not isinstance(value, str):
             problems.append(Problem(i, col, f"must be a string, got {type(value).__name__}", gid))
-        elif col in ("context_id", "goal_id", "context", "goal") and not value.strip():
-            problems.append(Problem(i, col, "must not be empty", gid))
+        elif col in ("context_id", "goal_id", "context", "goal") and not visible(value):
+            problems.append(Problem(i, col, f"must not be empty{_INVISIBLE}", gid))
         elif _check_text(i, col, value, gid, problems, is_id=col.endswith("_id")):
             usable[col] = value
     return usable

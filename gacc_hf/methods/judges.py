@@ -19,7 +19,7 @@ class ExactJudge:
     """Normalised exact match against any reference."""
 
     name = "exact"
-    revision = "exact-v2"
+    revision = "exact-v3"
 
     def __call__(self, item: JudgeInput) -> bool:
         return exact_match(item.answer, item.references)
@@ -29,7 +29,7 @@ class ContainsJudge:
     """A reference appears inside the answer (word-bounded, normalised)."""
 
     name = "contains"
-    revision = "contains-v2"
+    revision = "contains-v3"
 
     def __call__(self, item: JudgeInput) -> bool:
         return contains_match(item.answer, item.references)
@@ -44,7 +44,7 @@ class F1Judge:
         if not 0 < threshold <= 1:
             raise ValueError(f"f1 threshold must be in (0, 1], got {threshold}")
         self.threshold = threshold
-        self.revision = f"f1-v2@{threshold}"
+        self.revision = f"f1-v3@{threshold}"
 
     def __call__(self, item: JudgeInput) -> bool:
         return max((token_f1(item.answer, ref) for ref in item.references), default=0.0) >= self.threshold

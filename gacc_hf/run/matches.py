@@ -10,9 +10,9 @@ One entry per distinct (memory, goal, shown goal) of the ledger, kind `matches`:
 whose reference the memory holds; `exposed` is
 `gacc_hf.scoring.integrity.LeakAudit.exposed` for the goal the compressor was shown. The key binds the
 memory text, the goal's references, the source, the context's held-out texts, the shown goal and
-`matches_revision()`, the hash of the source code of the matcher and of both audits: an edit to any of them
-re-keys every entry. A read-only cache is read but never written (what it lacks is worked out again each
-run); a stored entry whose flags do not fit its goal is not used.
+`matches_revision()`, the hash of the source code of the matcher (and of the format characters it removes)
+and of both audits: an edit to any of them re-keys every entry. A read-only cache is read but never written
+(what it lacks is worked out again each run); a stored entry whose flags do not fit its goal is not used.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from gacc_hf.scoring import evidence as evidence_module
 from gacc_hf.scoring import integrity as integrity_module
 from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.scoring.integrity import LeakAudit
+from gacc_hf.text import hygiene as hygiene_module
 from gacc_hf.text import matching as matching_module
 from gacc_hf.text import screen as screen_module
 from gacc_hf.text.matching import Normalized, normalized
@@ -40,10 +41,10 @@ KIND = "matches"
 
 @functools.cache
 def matches_revision() -> str:
-    """`matches-v1@` and the sha256 of the source of the modules that decide a `matches` value."""
-    modules = (matching_module, screen_module, evidence_module, integrity_module)
+    """`matches-v2@` and the sha256 of the source of the modules that decide a `matches` value."""
+    modules = (hygiene_module, matching_module, screen_module, evidence_module, integrity_module)
     code = "".join(inspect.getsource(module) for module in modules)
-    return f"matches-v1@{hashlib.sha256(code.encode('utf-8')).hexdigest()[:16]}"
+    return f"matches-v2@{hashlib.sha256(code.encode('utf-8')).hexdigest()[:16]}"
 
 
 class Matched(NamedTuple):

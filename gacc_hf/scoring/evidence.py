@@ -21,7 +21,7 @@ from gacc_hf.text.sentences import SEPARATOR, split_sentences
 from gacc_hf.tokenizer import Codec
 
 #: The oracle's cache revision: its memories change whenever the matcher or the sentence splitter does.
-ORACLE_REVISION = "oracle-v2"
+ORACLE_REVISION = "oracle-v3"
 
 
 def evidence_flags(memory: str | Normalized, questions: Iterable[Question]) -> list[bool]:

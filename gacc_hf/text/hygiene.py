@@ -8,11 +8,39 @@ field), and, for a method's output, as the failure of that one item (`gacc_hf.ru
 IDs are compared as users read them: two IDs that differ only by case or Unicode normalisation
 (`"Q1"` / `"q1"`, `"é"` composed / decomposed) are a collision, and an ID with leading or trailing
 whitespace is refused, because such IDs look the same in every report while naming different rows.
+
+Invisible format characters (zero-width spaces and joiners, the soft hyphen, bidirectional controls such as
+RLO, the Arabic tatweel, variation selectors) change how a text is stored but not what it says: the matcher
+removes them before comparing (`strip_format`), and a text made only of them and whitespace is empty
+(`visible`).
 """
 
 from __future__ import annotations
 
 import unicodedata
+
+import regex
+
+#: Unicode format characters (Cf), the Arabic tatweel (a stretching mark) and the variation selectors
+_FORMAT = regex.compile(r"[\p{Cf}\u0640\ufe00-\ufe0f]+")
+
+
+def strip_format(text: str) -> str:
+    """The text without its invisible format characters.
+
+    >>> strip_format("da\u200bta\u00adset \u202eok\u202c"), strip_format("数\u200d据")
+    ('dataset ok', '数据')
+    """
+    return _FORMAT.sub("", text)
+
+
+def visible(text: str) -> bool:
+    """Whether the text holds anything but whitespace and format characters.
+
+    >>> visible("\u200b\u200b\u200b"), visible(" \u00ad "), visible("。"), visible("\u200b数")
+    (False, False, True, True)
+    """
+    return bool(strip_format(text).strip())
 
 
 def encoding_problem(text: str) -> str | None:

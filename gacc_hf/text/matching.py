@@ -3,18 +3,27 @@
 They must never disagree about whether a reference "is in" a text, so they all go through here. Rules,
 for English and Chinese (and any mix) alike:
 
-- NFKC (full-width `Ａ１（` become `A1(`), then lower case;
-- every punctuation or symbol character (Unicode P* and S*: ASCII, full-width and CJK `。，、「」《》`
-  alike) is a separator, not deleted: `from_generator` is found in `Dataset.from_generator()` and
-  `num_proc` in `num_proc=8`; but a `.` or `:` between two digits is part of its number (`57.5` holds
-  no `57`, `1.5` is not `15`, `8:30` holds no `30`) and an ASCII thousands comma is dropped (`1,000`);
-- English articles (`a`, `an`, `the`) are dropped where they stand among Latin-script words, never next
-  to Han, Kana or Hangul (where a lone `A` is an option or a key), and never when that would leave
-  nothing: the key `A` stays `a`;
+- invisible format characters (zero-width space and joiner, soft hyphen, bidi controls, tatweel) are
+  removed (`gacc_hf.text.hygiene.strip_format`), then NFKC (full-width `Ａ１（` become `A1(`), lower case;
+- punctuation (Unicode P*: ASCII, full-width and CJK `。，、「」《》` alike) is a separator, not deleted:
+  `from_generator` is found in `Dataset.from_generator()`; but a `.` or `:` between two digits is part
+  of its number (`57.5` holds no `57`, `8:30` holds no `30`) and an ASCII thousands comma is dropped;
+- what carries meaning is kept: a sign before a digit that does not follow a letter or digit is part of
+  its number (`-40 °C` is not `40 °C`; `s3-gw-07` and `2024-01-05` keep separating hyphens); symbols
+  (Unicode Sm, Sc, So, and `#`, `^`) are kept, a run of them as one unit (`x = y`, `★★`, `$`, `°`);
+  a run of two or more operator characters `+-=<>!&|^~` is one unit (`==`, `!=`, `--`, `->`); `#`, `+`,
+  `++` and `--` right after a letter, and not followed by one, belong to its word (`C#`, `C++`, `i--`);
+- English articles (`a`, `an`, `the`) are dropped only before a word (never before `.`: `a.b()` keeps its
+  `a`), never next to Han, Kana or Hangul (where a lone `A` is an option or a key), and never when the
+  text is only articles: the key `A` stays `a`; a reference is found in a text with articles dropped
+  from both, or kept in both;
+- a text with nothing but punctuation (`。`, `...`) is compared as those characters; an empty text
+  matches nothing, not even another empty text;
 - Han, Kana and Hangul are matched as character sequences: no space is kept next to them (`使用 Dataset`
   and `使用Dataset` are one text) and no boundary is needed at their edge;
-- a word boundary is required only between two letters or digits of space-separated scripts:
-  `45 minutes` is not found in `145 minutes`, `数据集` is found in `加载数据集时`.
+- any other unit needs a boundary (a space, Han/Kana/Hangul or the end) where it meets another:
+  `45 minutes` is not found in `145 minutes`, `1` not in `-1`, `★★` not in `★★★★`, `数据集` is
+  found in `加载数据集时`.
 """
 
 from __future__ import annotations
@@ -27,16 +36,32 @@ from dataclasses import dataclass
 
 import regex
 
+from gacc_hf.text.hygiene import strip_format
+
 #: Han, Kana and Hangul (and the Kana length mark, a Common-script character used only inside Kana words).
 CJK_CLASS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc"
 _CJK = regex.compile(f"[{CJK_CLASS}]")
 _CJK_RUN = regex.compile(f"[{CJK_CLASS}]+")
-#: a decimal point or a time's colon is part of its number (`57.5` is not `57`, `8:30` holds no `30`) ...
-_SEPARATORS = regex.compile(r"(?:(?!(?<=\d)[.:]\d)[\p{P}\p{S}\s])+")
-#: ... and so is an ASCII thousands comma (`1,000` is `1000`); a full-width `，` between digits separates a list
+#: an ASCII thousands comma (`1,000` is `1000`); a full-width `，` between digits separates a list
 _THOUSANDS = regex.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-#: applied after spaces next to CJK are gone, so `\b` never falls between an article and a CJK character
-_ARTICLES = regex.compile(r"\b(?:a|an|the)\b")
+#: a letter or digit of a space-separated script
+_SPACED = rf"(?:(?![{CJK_CLASS}])[\p{{L}}\p{{N}}])"
+#: an English article: after a space, an opening bracket or quote (or at the start) but not after CJK, and
+#: before a space-separated word
+_ARTICLE = rf"(?<![^\s\p{{Ps}}\p{{Pi}}\"'])(?<![{CJK_CLASS}]\s*)(?:a|an|the)(?=\s+[\p{{Ps}}\p{{Pi}}\"']*{_SPACED})"
+#: a word: letters and digits, a `.` or `:` between digits, and a `#`, `+`, `++` or `--` after a letter
+_WORD = (
+    r"[^\p{P}\p{S}\s]+(?:(?<=\d)[.:](?=\d)[^\p{P}\p{S}\s]+)*"
+    rf"(?:(?<=(?![{CJK_CLASS}])\p{{L}})(?:\+\+?|#|--)(?![-+#]|{_SPACED}))?"
+)
+#: a number's sign: before a digit, not after a letter or digit of a space-separated script
+_SIGN = rf"[-+±](?=\d)(?<!{_SPACED}.)"
+_OPERATOR = r"(?:[-+](?!\d)|!(?==)|[=<>&|^~])"
+#: an article, or a unit of a text: a word (with its sign), a run of two or more operator characters, a symbol run
+_UNIT = regex.compile(
+    rf"(?P<article>{_ARTICLE})|(?P<unit>{_WORD}|{_SIGN}{_WORD}|(?={_OPERATOR}{{2}}){_OPERATOR}+|[\p{{Sm}}\p{{Sc}}\p{{So}}#^]+)"
+)
+_ONLY_ARTICLES = regex.compile(r"(?:(?:a|an|the)(?: |$))+")
 _SPACE_AT_CJK = regex.compile(rf" (?=[{CJK_CLASS}])|(?<=[{CJK_CLASS}]) ")
 _TOKEN = regex.compile(rf"[{CJK_CLASS}]|[^ {CJK_CLASS}]+")
 
@@ -47,39 +72,60 @@ def is_cjk(ch: str) -> bool:
 
 
 def _spaced(ch: str) -> bool:
-    """A letter or digit of a space-separated script (or a number's `.` or `:`): two side by side are one word."""
-    return ch in ".:" or (ch.isalnum() and not is_cjk(ch))
+    """Whether a character of a normalised text needs a boundary next to another such: all but spaces and CJK."""
+    return ch != " " and not is_cjk(ch)
 
 
 @dataclass(frozen=True, slots=True)
 class Normalized:
-    """A text in matching form: `bare` without articles (the usual key), `plain` with them."""
+    """A text in matching form: `bare` without articles (the usual key), `plain` with them, and `folded`, the
+    whole text folded (format characters out, NFKC, lower case; its spaces collapsed where it is the key),
+    which a punctuation-only reference is looked for in (`punctuation_form`)."""
 
     bare: str
     plain: str
+    folded: str
 
     @property
     def key(self) -> str:
-        """The comparison key: `bare`, or `plain` when dropping articles leaves nothing (the key `A`)."""
-        return self.bare or self.plain
+        """The comparison key: `bare`, or `plain` for a text of articles only (the key `A`), or `folded` for
+        a text of punctuation only (`。`); empty only for a text with nothing visible."""
+        return self.bare or self.plain or self.folded
 
 
 def _collapse(text: str) -> str:
     return _SPACE_AT_CJK.sub("", " ".join(text.split()))
 
 
+def punctuation_form(text: Normalized) -> str:
+    """The form of a text that a punctuation-only reference (`。`, `...`) is looked for in: `folded`, spaces
+    collapsed (rarely needed, so worked out when asked)."""
+    return _collapse(text.folded)
+
+
+def _joined(units: list[str]) -> str:
+    return _SPACE_AT_CJK.sub("", " ".join(units))
+
+
 @functools.lru_cache(maxsize=1 << 14)
 def normalized(text: str) -> Normalized:
-    """Both matching forms of a text (memoised: a reference or a memory is matched many times).
+    """The matching forms of a text (memoised: a reference or a memory is matched many times).
 
     >>> normalized("The key is A。")
-    Normalized(bare='key is', plain='the key is a')
+    Normalized(bare='key is a', plain='the key is a', folded='the key is a。')
+    >>> normalized(" 。 ")
+    Normalized(bare='', plain='', folded='。')
     >>> normalized("调用 Dataset.from_generator() 时，设置 num_proc=8。").key
-    '调用dataset from generator时设置num proc 8'
+    '调用dataset from generator时设置num proc = 8'
+    >>> normalize_answer("-40 °C in C# and C++"), normalize_answer("x != y, i--")
+    ('-40 ° c in c# and c++', 'x != y i--')
     """
-    text = unicodedata.normalize("NFKC", _THOUSANDS.sub("", text)).lower()
-    plain = _collapse(_SEPARATORS.sub(" ", text))
-    return Normalized(_collapse(_ARTICLES.sub(" ", plain)), plain)
+    text = unicodedata.normalize("NFKC", _THOUSANDS.sub("", strip_format(text))).lower().replace("\u2212", "-")
+    pairs = _UNIT.findall(text)  # (article, "") or ("", unit)
+    plain = _joined([article or unit for article, unit in pairs])
+    units = [unit for _, unit in pairs if unit]
+    bare = "" if _ONLY_ARTICLES.fullmatch(plain) else plain if len(units) == len(pairs) else _joined(units)
+    return Normalized(bare, plain, text if plain else _collapse(text))
 
 
 def normalize_answer(text: str) -> str:
@@ -93,10 +139,12 @@ def normalize_answer(text: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)  # evidence and leak audits ask the same (reference, memory) pairs again
 def occurs(needle: str, haystack: str) -> bool:
-    """Whether a normalised needle occurs in a normalised haystack, bounded where both sides are spaced words.
+    """Whether a normalised needle occurs in a normalised haystack, bounded where both sides need a boundary.
 
     >>> occurs("45 minutes", "for 45 minutes"), occurs("45 minutes", "for 145 minutes"), occurs("数据", "加载数据集")
     (True, False, True)
+    >>> occurs("1", "-1"), occurs("★★", "★★★★"), occurs("c", "c#")
+    (False, False, False)
     """
     if not needle:
         return False
@@ -111,29 +159,38 @@ def occurs(needle: str, haystack: str) -> bool:
     return False
 
 
+def found(needle: Normalized, hay: Normalized) -> bool:
+    """Whether a normalised reference occurs in a normalised text: without articles in both, or with them in
+    both (`Plan A` in `Plan A is the fallback`); a punctuation-only reference among the text's characters."""
+    if not needle.plain:
+        return occurs(needle.folded, punctuation_form(hay))
+    return occurs(needle.bare, hay.bare) or (
+        (needle.bare != needle.plain or hay.bare != hay.plain) and occurs(needle.plain, hay.plain)
+    )
+
+
 def contains(text: str | Normalized, references: Iterable[str]) -> bool:
-    """Whether any non-empty reference occurs in the text (a reference made only of articles, such as the
-    key `A`, is looked for with the text's articles kept).
+    """Whether any reference occurs in the text (see `found`).
 
     >>> contains("故障转移在 47 分钟后完成。", ["47 分钟"]), contains("It lasted 145 minutes.", ["45 minutes"])
     (True, False)
+    >>> contains("It was -40 °C.", ["40 °C"]), contains("We use C#.", ["C++"]), contains("", ["🎉"])
+    (False, False, False)
     """
     hay = text if isinstance(text, Normalized) else normalized(text)
-    for ref in references:
-        needle = normalized(ref)
-        if occurs(needle.key, hay.bare if needle.bare else hay.plain):
-            return True
-    return False
+    return any(found(normalized(ref), hay) for ref in references)
 
 
 def exact(answer: str, references: Iterable[str]) -> bool:
-    """Whether the answer's key equals a reference's key.
+    """Whether the answer's key equals a reference's key; an empty answer is never right.
 
     >>> exact("主节点。", ["主节点"]), exact("the 45 minutes.", ["45 minutes"]), exact("A", ["the"])
     (True, True, False)
+    >>> exact("", ["。"]), exact("。", ["。"]), exact("★★", ["★★★★"]), exact("1", ["-1"])
+    (False, True, False, False)
     """
     key = normalize_answer(answer)
-    return any(key == normalize_answer(ref) for ref in references)
+    return bool(key) and any(key == normalize_answer(ref) for ref in references)
 
 
 def tokens(text: str) -> list[str]:
@@ -156,7 +213,7 @@ def f1(answer: str, reference: str) -> float:
     """
     pred, gold = tokens(answer), tokens(reference)
     if not pred or not gold:
-        return float(pred == gold)
+        return 0.0  # an empty answer is never right
     overlap = sum((Counter(pred) & Counter(gold)).values())
     if overlap == 0:
         return 0.0

@@ -144,11 +144,31 @@ def _empty_question(rows):
     rows[9]["questions"][0]["question"] = "   "
 
 
+def _invisible_context(rows):
+    cid = rows[8]["context_id"]
+    for row in rows:
+        if row["context_id"] == cid:
+            row["context"] = "\u200b\u200b\u200b"
+
+
+def _invisible_goal(rows):
+    rows[3]["goal"] = "\u202e\u00ad "
+
+
+def _invisible_question(rows):
+    rows[9]["questions"][0]["question"] = "\u200d\u0640"
+
+
+def _invisible_reference(rows):
+    rows[5]["gold"][0]["references"].append("\u200b")
+
+
 def _unknown_column(rows):
     rows[10]["answers"] = ["leak"]
 
 
 N_GOLD_6 = len(sample_rows()[6]["gold"])
+N_REFS_5_0 = len(sample_rows()[5]["gold"][0]["references"])
 EMPTY_ROWS = [i for i, r in enumerate(sample_rows()) if r["context_id"] == sample_rows()[8]["context_id"]]
 
 BAD_CASES = {
@@ -166,6 +186,10 @@ BAD_CASES = {
     "empty context": (_empty_context, {(i, "context") for i in EMPTY_ROWS}, "must not be empty"),
     "empty question": (_empty_question, {(9, "questions[0].question")}, "must be a non-empty string"),
     "unknown column": (_unknown_column, {(10, "answers")}, "unknown column"),
+    "invisible context": (_invisible_context, {(i, "context") for i in EMPTY_ROWS}, "must not be empty"),
+    "invisible goal": (_invisible_goal, {(3, "goal")}, "must not be empty"),
+    "invisible question": (_invisible_question, {(9, "questions[0].question")}, "must be a non-empty string"),
+    "invisible reference": (_invisible_reference, {(5, f"gold[0].references[{N_REFS_5_0}]")}, "must not be empty"),
 }
 
 
@@ -232,6 +256,19 @@ def test_validate_over_rows_raises_with_every_problem():
     with pytest.raises(DataValidationError) as info:
         validate(rows)
     assert {(p.row, p.field) for p in info.value.problems} == {(2, "goal"), (9, "questions[0].question")}
+
+
+def test_visible_text_around_format_characters_and_punctuation_only_references_are_accepted():
+    def change(rows):
+        context = rows[0]["context"]
+        for row in rows:
+            if row["context"] == context:
+                row["context"] = context.replace(" ", " \u200b", 1)
+        rows[0]["gold"][0]["references"] += ["。", " "]  # punctuation is compared as itself; a blank one is left out
+
+    rows = mutated(change)
+    assert find_problems(rows) == []
+    assert validate(rows)[0].questions[0].references[-1] == "。"
 
 
 def test_parquet_with_a_wrong_column_type_is_reported_per_row(tmp_path, capsys):

@@ -46,3 +46,16 @@ def test_f1_threshold():
 def test_normaliser_and_alternates():
     assert normalize_answer("An Apple, a day!") == "apple day"
     assert exact_match("forty-five minutes", ["45 minutes", "forty-five minutes"])
+
+
+@pytest.mark.parametrize("reference", ["🎉", "。", "★★", "\u200b45 minutes"])
+def test_an_empty_answer_is_right_for_no_reference(reference):
+    for judge in (ExactJudge(), ContainsJudge(), F1Judge(0.5)):
+        assert not judge(judge_input("", (reference,))), (judge.name, reference)
+        assert judge(judge_input(reference.replace("\u200b", ""), (reference,))), (judge.name, reference)
+
+
+@pytest.mark.parametrize(("answer", "reference"), [("-1", "1"), ("C#", "C++"), ("i--", "i++"), ("x != y", "x == y")])
+def test_judges_tell_signs_and_operators_apart(answer, reference):
+    for judge in (ExactJudge(), ContainsJudge()):
+        assert not judge(judge_input(answer, (reference,))) and judge(judge_input(reference, (reference,)))

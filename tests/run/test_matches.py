@@ -15,7 +15,7 @@ from gacc_hf.run.matches import KIND, Matched, match_memories, matches_revision
 from gacc_hf.scoring import evidence, integrity
 from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.scoring.integrity import find_exposures
-from gacc_hf.text import matching, screen
+from gacc_hf.text import hygiene, matching, screen
 from tests.helpers.fs import run_read_only
 from tests.helpers.runs import rules_run
 
@@ -38,8 +38,8 @@ def _ledger_row(memory_key, goal_id, shown="", context_id="c"):
 
 
 def test_the_revision_is_the_hash_of_the_matcher_and_audit_sources():
-    code = "".join(inspect.getsource(m) for m in (matching, screen, evidence, integrity))
-    assert matches_revision() == "matches-v1@" + hashlib.sha256(code.encode()).hexdigest()[:16]
+    code = "".join(inspect.getsource(m) for m in (hygiene, matching, screen, evidence, integrity))
+    assert matches_revision() == "matches-v2@" + hashlib.sha256(code.encode()).hexdigest()[:16]
 
 
 @pytest.mark.parametrize("rows", [EN_ROWS, ZH_ROWS], ids=["en", "zh"])

@@ -126,3 +126,27 @@ def test_a_paragraph_longer_than_the_budget_still_gives_its_fitting_evidence_sen
     budget = 20
     assert len(get_codec().encode(paragraph)) > budget
     assert oracle_memory(context, [q], budget).text == "转换时设置 num_proc=8。"
+
+
+def test_evidence_of_a_sign_operator_or_symbol_is_not_found_in_a_text_without_it():
+    for memory, missing, present in [
+        ("The service is written in C#.", "C++", "C#"),
+        ("服务用C#写成。", "C++", "C#"),
+        ("It was -40 °C at night.", "40 °C", "-40 °C"),
+        ("夜里气温-40°C。", "40°C", "-40°C"),
+        ("The guard is x != y.", "x == y", "x != y"),
+    ]:
+        qs = [Question("1", "?", (missing,)), Question("2", "?", (present,))]
+        assert evidence_flags(memory, qs) == [False, True], memory
+
+
+def test_format_characters_in_a_source_or_a_reference_never_hide_evidence():
+    qs = [Question("1", "?", ("25 workers",)), Question("2", "?", ("数据集",)), Question("3", "?", ("09:\u200b41",))]
+    assert evidence_flags("The pool held 2\u200b5 wor\u00adkers at 09:41.", qs) == [True, False, True]
+    assert evidence_flags("加载数\u200d据集时，\u202e时间是 09:41\u202c。", qs) == [False, True, True]
+
+
+def test_the_oracle_keeps_the_sentence_with_the_sign_and_not_the_one_without():
+    context = "At noon it was 40 °C. At night it was -40 °C. Nothing else happened."
+    assert oracle_text(context, [Question("1", "?", ("-40 °C",))]) == "At night it was -40 °C."
+    assert oracle_text(context, [Question("1", "?", ("40 °C",))]) == "At noon it was 40 °C."

@@ -226,3 +226,19 @@ def test_built_in_compressors_expose_nothing_on_chinese_data(compressor):
         progress=False, n_bootstrap=0, reader="fields", judge="contains"
     )  # fmt: skip
     assert result.integrity == {"budget_violations": 0, "count_errors": 0, "exposures": 0}
+
+
+@pytest.mark.parametrize(
+    ("question", "hidden"),
+    [
+        ("Which gateway certificate expired first?", "Which gate\u200bway certi\u00adficate ex\u202epired first?"),
+        ("哪个网关的证书最先过期？", "哪个网\u200d关的证\u200b书最先过\u0640期？"),
+    ],
+)
+def test_format_characters_in_a_memory_never_hide_an_exposed_question(question, hidden):
+    group = Group("c", "test", "Nothing to see. 没有内容。", "c/g", "", (Question("c/g/q", question, ("x",)),))
+    ledger = [{"memory_key": "m", "context_id": "c", "goal_id": "c/g", "shown_goal_id": "", "condition": "own",
+               "compressor": "x", "ratio": 1.0}]  # fmt: skip
+    for memory in (question, hidden):
+        assert [e["text"] for e in find_exposures(ledger, {"m": {"memory": memory}}, [group], {"": ""})] == [question]
+    assert find_exposures(ledger, {"m": {"memory": "Nothing to see."}}, [group], {"": ""}) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem
+from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem, strip_format, visible
 
 
 def test_encoding_problem_accepts_any_encodable_string_and_names_a_surrogate():
@@ -37,3 +37,25 @@ def test_id_problems(identifier, problem):
 def test_ordinary_ids_have_no_problem():
     for identifier in ("pm-db-failover/g1/q1", "Über 1", "問題-3"):
         assert id_problem(identifier) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "stripped"),
+    [
+        ("da\u200bta", "data"),  # zero-width space
+        ("数\u200d据", "数据"),  # zero-width joiner
+        ("data\u00adset", "dataset"),  # soft hyphen
+        ("\u202e45 minutes\u202c", "45 minutes"),  # right-to-left override and its pop
+        ("\u2067abc\u2069", "abc"),  # bidi isolates
+        ("\u0643\u0640\u0640\u062a\u0627\u0628", "\u0643\u062a\u0627\u0628"),  # Arabic tatweel
+        ("\ufeffplain text", "plain text"),  # a byte-order mark
+        ("plain 数据 ✓ 🎉", "plain 数据 ✓ 🎉"),  # nothing to remove
+    ],
+)
+def test_strip_format_removes_only_invisible_format_characters(text, stripped):
+    assert strip_format(text) == stripped
+
+
+def test_visible_text_holds_more_than_whitespace_and_format_characters():
+    assert not any(visible(t) for t in ("", "   ", "\u200b" * 3, " \u00ad\n\u202e ", "\u0640"))
+    assert all(visible(t) for t in ("a", "。", "🎉", "\u200b数", "-"))

@@ -34,7 +34,7 @@ def fixture_rows() -> list[dict]:
         ("57.5%", "57.5"),  # a decimal point is part of its number
         ("1,000 rows", "1000 rows"),  # an ASCII thousands comma is dropped ...
         ("3，2 个", "3 2个"),  # ... a Chinese list comma separates
-        ("num_proc=8", "num proc 8"),
+        ("num_proc=8", "num proc = 8"),  # a symbol is kept, as its own unit
     ],
 )
 def test_normalize(text, key):
@@ -152,3 +152,162 @@ def test_a_verbatim_reference_is_found_in_the_source_and_in_a_quoting_answer(pai
     source, reference = pair
     assert evidence_flags(source, [Question("q", "?", (reference,))]) == [True]
     assert contains(f"答案是“{reference}”。", [reference]) and contains(f"It is {reference}.", [reference])
+
+
+# --- what carries meaning is kept: signs, operators, `#` / `+` after a letter, symbols
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("-40 °C", "-40 ° c"),  # a sign is part of its number, a symbol its own unit
+        ("\u221240\u2103", "-40 ° c"),  # the minus sign and `℃` (NFKC: `°C`) read as `-` and `° c`
+        ("温度为-40°C", "温度为-40 ° c"),  # a sign after Han is still a sign
+        ("s3-gw-07 on 2024-01-05", "s3 gw 07 on 2024 01 05"),  # a hyphen after a letter or digit separates
+        ("x = -1", "x = -1"),
+        ("C# and C++", "c# and c++"),  # `#` and `+` after a letter belong to its word
+        ("用C#写", "用c#写"),
+        ("i-- or i++", "i-- or i++"),
+        ("x==y, x != y", "x == y x != y"),  # an operator run is one unit, spaced or not
+        ("★★ / ★★★★", "★★ ★★★★"),
+        ("**45 minutes**", "45 minutes"),  # markdown emphasis is punctuation
+        ("a.b()", "a b"),  # not an article: it stands before `.`, not before a word
+        ("The answer is A.", "answer is a"),
+        ("。", "。"),  # punctuation only: compared as punctuation
+        ("……", "......"),  # NFKC
+        ("🎉", "🎉"),
+    ],
+)
+def test_normalize_keeps_what_carries_meaning(text, key):
+    assert normalize_answer(text) == key
+
+
+UNEQUAL = [
+    ("1", "-1"),
+    ("40 °C", "-40 °C"),
+    ("气温 40 度", "气温 -40 度"),
+    ("C#", "C++"),
+    ("We write C#.", "We write C++."),
+    ("用 C# 写", "用 C++ 写"),
+    ("C", "C#"),
+    ("i--", "i++"),
+    ("x == y", "x != y"),
+    ("条件是 x == y", "条件是 x != y"),
+    ("★★", "★★★★"),
+    ("评分★★", "评分★★★★"),
+    ("a.b()", "b()"),
+    ("Plan A", "Plan B"),
+]
+
+
+@pytest.mark.parametrize(("one", "other"), UNEQUAL)
+def test_texts_that_differ_in_a_sign_operator_or_symbol_are_unequal(one, other):
+    assert normalize_answer(one) != normalize_answer(other)
+    assert not exact(one, [other]) and not exact(other, [one])
+    assert f1(one, other) < 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "reference"),
+    [
+        ("It was -40 °C at night.", "40 °C"),
+        ("The balance is -1.", "1"),
+        ("夜里气温-40°C。", "40°C"),
+        ("The service is written in C#.", "C++"),
+        ("The service is written in C#.", "C"),
+        ("服务用C#写成。", "C++"),
+        ("Decrement with i--.", "i++"),
+        ("The guard is x != y.", "x == y"),
+        ("评分：★★★★", "★★"),
+        ("Plan B is the fallback.", "Plan A"),
+    ],
+)
+def test_a_reference_is_not_found_in_a_text_that_differs_in_a_sign_operator_or_symbol(text, reference):
+    assert not contains(text, [reference])
+
+
+@pytest.mark.parametrize(
+    ("text", "reference"),
+    [
+        ("It was -40 °C at night.", "-40 °C"),
+        ("It was \u221240\u2103 at night.", "-40 °C"),
+        ("夜里气温-40°C。", "-40 °C"),
+        ("The service is written in C#.", "C#"),
+        ("The guard is x!=y.", "x != y"),
+        ("评分：★★★★", "★★★★"),
+        ("Plan A is the fallback.", "Plan A"),  # articles kept in both forms
+        ("The mood was 🎉 all day.", "🎉"),
+        ("答案是。", "。"),
+        ("The price is $25,000.", "25,000"),  # a symbol is its own unit: the number stands bounded
+        ("ticket #1234 was closed", "1234"),
+    ],
+)
+def test_a_reference_with_signs_operators_or_symbols_is_found_where_it_stands(text, reference):
+    assert contains(text, [reference])
+
+
+@pytest.mark.parametrize("reference", ["🎉", "。", "★★", "...", "→"])
+def test_an_empty_answer_is_never_right(reference):
+    assert not exact("", [reference]) and not contains("", [reference]) and f1("", reference) == 0.0
+    assert exact(reference, [reference]) and contains(reference, [reference]) and f1(reference, reference) == 1.0
+
+
+def test_an_empty_key_equals_nothing():
+    assert not exact("", [""]) and not exact("\u200b", ["\u200b"]) and f1("", "") == 0.0
+    assert not contains("anything", [""]) and not contains("", [""])
+
+
+# --- invisible format characters never hide a match: removed in references and texts alike
+
+FORMAT = ["\u200b", "\u200d", "\u00ad", "\u202e", "\u2066", "\u0640", "\ufeff"]
+
+
+@pytest.mark.parametrize("mark", FORMAT)
+def test_format_characters_are_removed_before_matching(mark):
+    assert contains(f"It was stored as a data{mark}set.", ["dataset"])
+    assert contains("It was stored as a dataset.", [f"data{mark}set"])
+    assert contains(f"加载数{mark}据集时", ["数据集"]) and contains("加载数据集时", [f"数{mark}据集"])
+    assert exact(f"{mark}45 minutes{mark}", ["45 minutes"]) and exact("主节点", [f"主{mark}节点"])
+    assert not exact(mark, [mark]) and normalize_answer(mark * 3) == ""
+
+
+# --- property: generated pairs that differ only in a sign, an operator or a symbol run are never one text
+
+EN_WORDS = st.sampled_from(["value", "the guard", "rated", "written in", "at night"])
+ZH_WORDS = st.sampled_from(["气温", "条件是", "评分", "服务用", "夜里"])
+SIGNS = st.sampled_from(["", "-", "+", "±"])
+OPERATORS = st.sampled_from(["=", "==", "!=", "<", "<=", ">", ">=", "+=", "-=", "->", "=>", "&&", "||", "++", "--"])
+SUFFIXES = st.sampled_from(["", "#", "+", "++", "--"])
+SYMBOLS = st.sampled_from(["★", "★★", "★★★", "★★★★", "☆", "✓", "→", "€", "$", "°", "🎉"])
+
+
+@st.composite
+def differing_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    """Two texts, English or Chinese around, that differ only in one sign, operator, suffix or symbol run."""
+    kind = draw(st.sampled_from(["sign", "operator", "suffix", "symbol"]))
+    options = {"sign": SIGNS, "operator": OPERATORS, "suffix": SUFFIXES, "symbol": SYMBOLS}[kind]
+    one, other = draw(options), draw(options)
+    assume(one != other)
+    number = draw(st.from_regex(r"[1-9][0-9]{0,2}(\.[0-9])?", fullmatch=True))
+    unit = draw(st.sampled_from(["", " °C", "%", " 分钟", " minutes"]))
+    ident = draw(st.sampled_from(["x", "i", "count", "C", "F"]))
+    fill = {
+        "sign": lambda m: f"{m}{number}{unit}",
+        "operator": lambda m: f"{ident}{m}y" if draw(st.booleans()) else f"{ident} {m} y",
+        "suffix": lambda m: f"{ident}{m}",
+        "symbol": lambda m: f"{number}{m}" if draw(st.booleans()) else m,
+    }[kind]
+    if draw(st.booleans()):
+        before, after = draw(EN_WORDS), draw(EN_WORDS)
+        return f"{before} {fill(one)} {after}.", f"{before} {fill(other)} {after}."
+    before, after = draw(ZH_WORDS), draw(ZH_WORDS)
+    return f"{before}{fill(one)}{after}。", f"{before}{fill(other)}{after}。"
+
+
+@settings(max_examples=400, deadline=None)
+@given(differing_pairs())
+def test_pairs_that_differ_only_in_a_sign_operator_or_symbol_run_are_unequal(pair):
+    one, other = pair
+    assert normalize_answer(one) != normalize_answer(other)
+    assert not exact(one, [other]) and not exact(other, [one])
+    assert not contains(one, [other]) and not contains(other, [one])
