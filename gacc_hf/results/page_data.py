@@ -1,0 +1,137 @@
+"""The data the results page embeds: per goal its source, what each memory kept of it, its questions and answers.
+
+A results folder holds no source as such; the memory of a `full` row is the source itself (docs/protocol.md §9),
+so the page shows a source where the run has the `full` condition and the memories alone elsewhere. What a memory
+copies verbatim is stored as spans of its source, not as text, which keeps the page small at the release's size
+(docs/performance.md); what it holds that is not in the source is stored as text, to be shown beside it.
+
+Rows of an older folder read without a column (`language`, `evidence`, `outcome`, `ceiling`) get what the
+harness would give them: no language, an outcome derived from verdict and evidence flag, a ceiling by condition.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from gacc_hf.results.layout import RunResults, is_ceiling
+from gacc_hf.scoring.outcomes import OUTCOMES, outcome
+from gacc_hf.text.spans import kept_spans, reference_marks
+
+Cell = tuple[str, str, float]
+
+
+def cell_of(row: Mapping[str, Any]) -> Cell:
+    """The (compressor, condition, ratio) cell of an answer or memory row."""
+    return (row["compressor"], row["condition"], float(row["ratio"]))
+
+
+def row_outcome(row: Mapping[str, Any]) -> str | None:
+    """The row's `outcome` column where it has one, else derived from its verdict and evidence flag."""
+    if "outcome" in row:
+        return row["outcome"]
+    return outcome(row.get("correct"), row.get("evidence"))
+
+
+def sources_of(memories: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Each context's source: the memory of a `full` row, where the run has one."""
+    return {m["context_id"]: m["memory"] for m in memories if m["condition"] == "full" and isinstance(m["memory"], str)}
+
+
+def page_data(run: RunResults) -> dict[str, Any]:
+    """The JSON document of the page: cells, outcomes and one entry per goal, in the order of the answer rows."""
+    sources = sources_of(run.memories)
+    cells: dict[Cell, int] = {}
+    ceilings: set[Cell] = set()
+    for row in [*run.memories, *run.answers]:
+        cells.setdefault(cell_of(row), len(cells))
+        if is_ceiling(row):
+            ceilings.add(cell_of(row))
+    goals: dict[str, dict[str, Any]] = {}
+    for row in run.answers:
+        goal = goals.get(row["goal_id"]) or goals.setdefault(row["goal_id"], _new_goal(row))
+        goal["answers"].append(_answer(row, goal, cells, sources.get(row["context_id"])))
+    found: dict[tuple[str, str | None], dict[str, Any]] = {}  # one lookup per source and memory text
+    for m in run.memories:
+        if m["goal_id"] in goals:
+            key = (m["context_id"], m.get("memory_sha256"))
+            kept = found.get(key) if key[1] else None
+            if kept is None:
+                kept = found[key] = _kept(sources.get(m["context_id"]), m.get("memory"))
+            goals[m["goal_id"]]["memories"][str(cells[cell_of(m)])] = {**kept, **_budget(m)}
+    for goal in goals.values():
+        del goal["index"]
+    return {
+        "cells": [[*cell, cell in ceilings] for cell in cells],
+        "outcomes": list(OUTCOMES),
+        "sources": {cid: sources[cid] for cid in dict.fromkeys(g["context"] for g in goals.values()) if cid in sources},
+        "goals": [{"id": gid, **goal} for gid, goal in goals.items()],
+    }
+
+
+def _new_goal(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "context": row["context_id"],
+        "language": row.get("language") or "",
+        "index": {},
+        "questions": [],
+        "memories": {},
+        "answers": [],
+    }
+
+
+def _answer(row: Mapping[str, Any], goal: dict[str, Any], cells: dict[Cell, int], source: str | None) -> list[Any]:
+    """[question index, cell index, answer, verdict 1/0/None, outcome index or None, (error)]."""
+    index, qid = goal["index"], row["question_id"]
+    if qid not in index:
+        index[qid] = len(goal["questions"])
+        refs = [str(r) for r in row.get("references") or []]
+        marks = sorted({span for r in refs for span in reference_marks(source, r)}) if source else []
+        goal["questions"].append(
+            {"id": qid, "text": row.get("question") or "", "refs": refs, "marks": js_spans(source, marks)}
+        )
+    name = row_outcome(row)
+    verdict = None if row.get("correct") is None else int(bool(row["correct"]))
+    entry = [
+        index[qid],
+        cells[cell_of(row)],
+        row.get("answer"),
+        verdict,
+        OUTCOMES.index(name) if name in OUTCOMES else None,
+    ]
+    return [*entry, row["error"]] if row.get("error") else entry
+
+
+def _kept(source: str | None, memory: Any) -> dict[str, Any]:
+    """`s`: the spans of the source the memory copies; `o`: its text found nowhere in the source (or all of it)."""
+    if not isinstance(memory, str):
+        return {"s": []}
+    if source is None:
+        return {"s": [], "o": memory} if memory else {"s": []}
+    spans, missing = kept_spans(source, memory)
+    return {"s": js_spans(source, spans), **({"o": "\n".join(missing)} if missing else {})}
+
+
+def _budget(m: Mapping[str, Any]) -> dict[str, Any]:
+    """`t`: tokens kept, `b`: the budget, `e`: the compressor's error (keys left out when unknown)."""
+    out = {"t": m.get("retained_tokens"), "b": m.get("budget"), "e": m.get("error")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def js_spans(source: str | None, spans: Iterable[tuple[int, int]]) -> list[list[int]]:
+    """Spans in UTF-16 code units, as JavaScript indexes strings: a character beyond U+FFFF counts two.
+
+    >>> js_spans("a😀b", [(2, 3)]), js_spans("数据", [(0, 2)])
+    ([[3, 4]], [[0, 2]])
+    """
+    if not source or max(source) <= "\uffff":
+        return [list(s) for s in spans]
+    offsets = _utf16_offsets(source)
+    return [[offsets[a], offsets[b]] for a, b in spans]
+
+
+@functools.lru_cache(maxsize=8)
+def _utf16_offsets(source: str) -> list[int]:
+    return list(itertools.accumulate((2 if c > "\uffff" else 1 for c in source), initial=0))
