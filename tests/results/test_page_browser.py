@@ -69,7 +69,8 @@ def _open(browser, folder: Path) -> tuple[Page, list[str]]:
     errors: list[str] = []
     page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
     page.on("pageerror", lambda e: errors.append(str(e)))
-    page.on("request", lambda r: errors.append(f"request {r.url}") if not r.url.startswith(("file:", "data:")) else None)
+    local = ("file:", "data:")
+    page.on("request", lambda r: None if r.url.startswith(local) else errors.append(f"request {r.url}"))
     page.goto((folder / "report.html").as_uri())
     page.wait_for_selector("body[data-ready='1']")
     return page, errors
