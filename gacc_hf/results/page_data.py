@@ -53,19 +53,13 @@ def page_data(run: RunResults) -> dict[str, Any]:
     for row in run.answers:
         goal = goals.get(row["goal_id"]) or goals.setdefault(row["goal_id"], _new_goal(row))
         goal["answers"].append(_answer(row, goal, cells, sources.get(row["context_id"])))
-    found: dict[tuple[str, str | None], dict[str, Any]] = {}  # one lookup per source and memory text
-    for m in run.memories:
-        if m["goal_id"] in goals:
-            key = (m["context_id"], m.get("memory_sha256"))
-            kept = found.get(key) if key[1] else None
-            if kept is None:
-                kept = found[key] = _kept(sources.get(m["context_id"]), m.get("memory"))
-            goals[m["goal_id"]]["memories"][str(cells[cell_of(m)])] = {**kept, **_budget(m)}
+    kept = _memories(run.memories, goals, cells, sources)
     for goal in goals.values():
         del goal["index"]
     return {
         "cells": [[*cell, cell in ceilings] for cell in cells],
         "outcomes": list(OUTCOMES),
+        "kept": kept,
         "sources": {cid: sources[cid] for cid in dict.fromkeys(g["context"] for g in goals.values()) if cid in sources},
         "goals": [{"id": gid, **goal} for gid, goal in goals.items()],
     }
@@ -104,6 +98,25 @@ def _answer(row: Mapping[str, Any], goal: dict[str, Any], cells: dict[Cell, int]
     return [*entry, row["error"]] if row.get("error") else entry
 
 
+def _memories(
+    memories: Sequence[Mapping[str, Any]], goals: dict[str, dict[str, Any]], cells: dict[Cell, int], sources: dict
+) -> list[dict[str, Any]]:
+    """What the memories kept, once per source and memory text (a goal-blind memory is shared by its context's
+    goals); each goal's `memories` maps a cell to [index in that list, tokens kept, budget, (error)]."""
+    kept: list[dict[str, Any]] = []
+    index: dict[tuple[str, Any], int] = {}
+    for i, m in enumerate(memories):
+        if m["goal_id"] not in goals:
+            continue
+        key = (m["context_id"], m.get("memory_sha256") or i)
+        if key not in index:
+            index[key] = len(kept)
+            kept.append(_kept(sources.get(m["context_id"]), m.get("memory")))
+        entry = [index[key], m.get("retained_tokens"), m.get("budget")]
+        goals[m["goal_id"]]["memories"][str(cells[cell_of(m)])] = [*entry, m["error"]] if m.get("error") else entry
+    return kept
+
+
 def _kept(source: str | None, memory: Any) -> dict[str, Any]:
     """`s`: the spans of the source the memory copies; `o`: its text found nowhere in the source (or all of it)."""
     if not isinstance(memory, str):
@@ -114,22 +127,17 @@ def _kept(source: str | None, memory: Any) -> dict[str, Any]:
     return {"s": js_spans(source, spans), **({"o": "\n".join(missing)} if missing else {})}
 
 
-def _budget(m: Mapping[str, Any]) -> dict[str, Any]:
-    """`t`: tokens kept, `b`: the budget, `e`: the compressor's error (keys left out when unknown)."""
-    out = {"t": m.get("retained_tokens"), "b": m.get("budget"), "e": m.get("error")}
-    return {k: v for k, v in out.items() if v is not None}
+def js_spans(source: str | None, spans: Iterable[tuple[int, int]]) -> list[int]:
+    """Spans as one flat list of offsets in UTF-16 code units, as JavaScript indexes strings: a character beyond
+    U+FFFF counts two.
 
-
-def js_spans(source: str | None, spans: Iterable[tuple[int, int]]) -> list[list[int]]:
-    """Spans in UTF-16 code units, as JavaScript indexes strings: a character beyond U+FFFF counts two.
-
-    >>> js_spans("a😀b", [(2, 3)]), js_spans("数据", [(0, 2)])
-    ([[3, 4]], [[0, 2]])
+    >>> js_spans("a😀b", [(2, 3)]), js_spans("数据", [(0, 1), (1, 2)])
+    ([3, 4], [0, 1, 1, 2])
     """
     if not source or max(source) <= "\uffff":
-        return [list(s) for s in spans]
+        return [x for span in spans for x in span]
     offsets = _utf16_offsets(source)
-    return [[offsets[a], offsets[b]] for a, b in spans]
+    return [offsets[x] for span in spans for x in span]
 
 
 @functools.lru_cache(maxsize=8)

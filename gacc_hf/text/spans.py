@@ -21,7 +21,7 @@ Span = tuple[int, int]
 MAX_MARKS = 50
 
 # a letter or digit of a space-separated script: a reference starting or ending with one needs a boundary there
-_WORD_EDGE = rf"[\p{{L}}\p{{N}}--[{CJK_CLASS}]]"
+_WORD_EDGE = regex.compile(rf"[\p{{L}}\p{{N}}--[{CJK_CLASS}]]", regex.V1)
 
 
 def kept_spans(source: str, memory: str) -> tuple[list[Span], list[str]]:
@@ -41,15 +41,16 @@ def kept_spans(source: str, memory: str) -> tuple[list[Span], list[str]]:
     spans: list[Span] = []
     missing: list[str] = []
     cursor = 0
-    for piece in split_sentences(memory):
-        at = source.find(piece, cursor)
-        if at < 0:
-            at = source.find(piece)
-        if at < 0:
-            missing.append(piece)
-            continue
-        spans.append((at, at + len(piece)))
-        cursor = at + len(piece)
+    for line in filter(None, map(str.strip, memory.splitlines())):
+        for piece in [line] if line in source else split_sentences(line):  # the splitter only where it is needed
+            at = source.find(piece, cursor)
+            if at < 0:
+                at = source.find(piece)
+            if at < 0:
+                missing.append(piece)
+                continue
+            spans.append((at, at + len(piece)))
+            cursor = at + len(piece)
     return merge_spans(source, spans), missing
 
 
@@ -80,13 +81,16 @@ def reference_marks(source: str, reference: str) -> list[Span]:
     words = reference.split()
     if not words:
         return []
-    body = r"\s+".join(regex.escape(w) for w in words)
-    head = rf"(?<!{_WORD_EDGE})" if regex.match(_WORD_EDGE, words[0][0], regex.V1) else ""
-    tail = rf"(?!{_WORD_EDGE})" if regex.match(_WORD_EDGE, words[-1][-1], regex.V1) else ""
-    pattern = regex.compile(head + body + tail, regex.IGNORECASE | regex.V1)
+    pattern = regex.compile(r"\s+".join(regex.escape(w) for w in words), regex.IGNORECASE)
+    head, tail = _WORD_EDGE.match(words[0][0]) is not None, _WORD_EDGE.match(words[-1][-1]) is not None
     marks = []
-    for found in pattern.finditer(source):
-        marks.append(found.span())
+    for found in pattern.finditer(source, overlapped=False):
+        start, end = found.span()
+        if (head and start and _WORD_EDGE.match(source[start - 1])) or (
+            tail and end < len(source) and _WORD_EDGE.match(source[end])
+        ):
+            continue
+        marks.append((start, end))
         if len(marks) == MAX_MARKS:
             break
     return marks

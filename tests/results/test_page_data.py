@@ -54,18 +54,32 @@ def test_the_source_is_the_full_memory_and_a_method_memory_is_spans_of_it():
     data = page_data(_run(memories, [_answer("lines", "own", True, True)]))
     assert data["sources"] == {"c1": SOURCE}
     (goal,) = data["goals"]
-    kept = goal["memories"]["1"]
-    assert [SOURCE[a:b] for a, b in kept["s"]] == ["The key is K-7.\n最后一行。"]
-    assert kept["o"] == "A summary line." and (kept["t"], kept["b"]) == (3, 4)
-    assert goal["questions"][0]["marks"] == [[SOURCE.index("K-7"), SOURCE.index("K-7") + 3]]
+    assert goal["memories"] == {"0": [0, 3, 4], "1": [1, 3, 4]}
+    start, end = data["kept"][1]["s"]
+    assert SOURCE[start:end] == "The key is K-7.\n最后一行。" and data["kept"][1]["o"] == "A summary line."
+    assert data["kept"][0] == {"s": [0, len(SOURCE)]}
+    assert goal["questions"][0]["marks"] == [SOURCE.index("K-7"), SOURCE.index("K-7") + 3]
     assert data["cells"] == [["full-context", "full", 1.0, True], ["lines", "own", 0.5, False]]
 
 
 def test_without_a_full_row_a_memory_is_shown_as_text():
     data = page_data(_run([_memory("own", "lines", "The key is K-7.")], [_answer("lines", "own", True, True)]))
-    assert data["sources"] == {}
-    assert data["goals"][0]["memories"]["0"]["o"] == "The key is K-7." and data["goals"][0]["memories"]["0"]["s"] == []
+    assert data["sources"] == {} and data["kept"] == [{"s": [], "o": "The key is K-7."}]
     assert data["goals"][0]["questions"][0]["marks"] == []
+
+
+def test_one_memory_text_of_a_context_is_stored_once_and_errors_are_kept():
+    memories = [
+        _memory("full", "full-context", SOURCE, 1.0),
+        _memory("none", "lines", "First line."),
+        {**_memory("none", "lines", "First line."), "goal_id": "c1/g2"},
+        {**_memory("own", "lines", "", error="compressor failed"), "memory": None},
+    ]
+    answers = [_answer("lines", "none", True, True), {**_answer("lines", "none", True, True), "goal_id": "c1/g2"}]
+    data = page_data(_run(memories, answers))
+    assert data["kept"] == [{"s": [0, len(SOURCE)]}, {"s": [0, 11]}, {"s": []}]
+    assert [g["memories"]["1"] for g in data["goals"]] == [[1, 3, 4], [1, 3, 4]]
+    assert data["goals"][0]["memories"]["2"] == [2, 3, 4, "compressor failed"]
 
 
 def test_outcomes_are_read_where_recorded_and_derived_where_not():
@@ -98,6 +112,6 @@ def test_an_older_row_without_language_or_ceiling_reads():
 
 
 def test_spans_count_utf16_units_past_the_basic_plane():
-    assert js_spans("a😀b", [(2, 3)]) == [[3, 4]]
-    assert js_spans("😀😀中", [(2, 3), (0, 1)]) == [[4, 5], [0, 2]]
-    assert js_spans("数据 ab", [(3, 5)]) == [[3, 5]] and js_spans(None, [(0, 1)]) == [[0, 1]]
+    assert js_spans("a😀b", [(2, 3)]) == [3, 4]
+    assert js_spans("😀😀中", [(2, 3), (0, 1)]) == [4, 5, 0, 2]
+    assert js_spans("数据 ab", [(3, 5)]) == [3, 5] and js_spans(None, [(0, 1)]) == [0, 1]

@@ -30,6 +30,11 @@
   function unique(values) {
     return Array.from(new Set(values));
   }
+  function pairs(flat) {
+    const out = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
+    return out;
+  }
 
   function fillFilters() {
     const seen = { compressor: [], condition: [], ratio: [], language: [], outcome: [] };
@@ -166,13 +171,14 @@
   function besideBox(label, key, goal, hasSource) {
     const wrap = el("div");
     if (key === "") return wrap;
-    const m = goal.memories[key];
-    const tokens = m.t === undefined ? "" : " — " + m.t + (m.b === undefined ? "" : " / " + m.b) + " tokens";
+    const [k, kept, budget, error] = goal.memories[key];
+    const m = data.kept[k];
+    const tokens = kept === null ? "" : " — " + kept + (budget === null ? "" : " / " + budget) + " tokens";
     wrap.appendChild(el("h3", label + ": " + cellName(Number(key)) + tokens, label === "A" ? "k-a" : "k-b"));
-    if (m.e) wrap.appendChild(el("p", "error: " + m.e, "warn"));
+    if (error) wrap.appendChild(el("p", "error: " + error, "warn"));
     const note = hasSource ? "kept, not verbatim in the source:" : "the memory (no source in this folder):";
     if (m.o) wrap.append(el("p", note), el("pre", m.o));
-    else if (hasSource) wrap.appendChild(el("p", "all of it verbatim in the source (" + m.s.length + " span(s))"));
+    else if (hasSource) wrap.appendChild(el("p", "all of it verbatim in the source (" + m.s.length / 2 + " span(s))"));
     return wrap;
   }
 
@@ -210,11 +216,11 @@
     const chosen = chosenFilters();
     fillSides(goal, chosen);
     const [a, b] = [$("side-a").value, $("side-b").value];
-    const spans = (key) => (key === "" ? [] : goal.memories[key].s);
+    const spans = (key) => (key === "" ? [] : pairs(data.kept[goal.memories[key][0]].s));
     const source = data.sources[goal.context];
     const hasSource = typeof source === "string";
     const head = el("h2", "Goal " + goal.id + " — context " + goal.context + (goal.language ? " — " + goal.language : ""));
-    const marks = mergeMarks(goal.questions.flatMap((q) => q.marks));
+    const marks = mergeMarks(goal.questions.flatMap((q) => pairs(q.marks)));
     const left = hasSource
       ? paintSource(source, spans(a), spans(b), marks)
       : el("p", "No source in this folder: a run with the `full` condition records it.", "source");
