@@ -25,7 +25,7 @@ _METRICS = (
     ("micro", "Micro"),
     ("macro", "Macro"),
     ("evidence_micro", "Evidence Micro"),
-    ("evidence_macro", "Ev. Macro"),
+    ("evidence_macro", "Evidence Macro"),
 )
 
 
