@@ -134,12 +134,15 @@ def js_spans(source: str | None, spans: Iterable[tuple[int, int]]) -> list[int]:
     >>> js_spans("a😀b", [(2, 3)]), js_spans("数据", [(0, 1), (1, 2)])
     ([3, 4], [0, 1, 1, 2])
     """
-    if not source or max(source) <= "\uffff":
+    offsets = _utf16_offsets(source) if source else None
+    if offsets is None:
         return [x for span in spans for x in span]
-    offsets = _utf16_offsets(source)
     return [offsets[x] for span in spans for x in span]
 
 
-@functools.lru_cache(maxsize=8)
-def _utf16_offsets(source: str) -> list[int]:
+@functools.lru_cache(maxsize=64)  # one scan per source, not per memory of it
+def _utf16_offsets(source: str) -> list[int] | None:
+    """Each character's UTF-16 offset; None when every character is in the basic plane (offsets are indexes)."""
+    if max(source) <= "\uffff":
+        return None
     return list(itertools.accumulate((2 if c > "\uffff" else 1 for c in source), initial=0))
