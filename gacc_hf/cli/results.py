@@ -8,7 +8,9 @@ import sys
 
 
 def add_report_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="rebuild report.md, report.html and the plots of a results folder (no model is called)")
+    p = sub.add_parser(
+        "report", help="rebuild report.md, report.html and the plots of a results folder (no model called)"
+    )
     p.add_argument("run_dir", help="results folder written by `gacc run`")
     p.set_defaults(func=cmd_report)
 
