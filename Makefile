@@ -9,7 +9,7 @@ STAMP := $(VENV)/.gacc-installed
 LLAMA_CPP_VERSION := 0.3.36
 WHEELHOUSE ?= $(HOME)/.cache/gacc-hf-wheels
 
-.PHONY: setup server-deps demo test lint bench clean
+.PHONY: setup server-deps browser demo test lint bench clean
 
 setup: $(STAMP)
 
@@ -33,7 +33,12 @@ server-deps: setup
 demo: setup
 	HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 $(VENV)/bin/gacc run --num-processes 2
 
-test: setup server-deps
+# Debian's Chromium, which the results page tests drive headless (Playwright is in the `test` extra; it never
+# downloads a browser of its own).
+browser:
+	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
+test: setup server-deps browser
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 $(PY) -m pytest $(PYTEST_ARGS)

@@ -12,7 +12,7 @@ from gacc_hf import errors
 from gacc_hf.cli.cache import add_cache_parser
 from gacc_hf.cli.data import add_data_parser
 from gacc_hf.cli.info import add_install_metric_parser, add_list_parser
-from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_report_parser
+from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_report_parser, add_view_parser
 from gacc_hf.cli.run import add_run_parser
 from gacc_hf.cli.verbosity import add_verbosity, configure_logging
 
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_install_metric_parser(sub)
     add_data_parser(sub)
     add_report_parser(sub)
+    add_view_parser(sub)
     add_compare_parser(sub)
     add_publish_parser(sub)
     add_cache_parser(sub)

@@ -1,4 +1,4 @@
-"""`gacc report`, `gacc compare` and `gacc publish`: what is done with a results folder once written."""
+"""`gacc report`, `gacc view`, `gacc compare` and `gacc publish`: what is done with a results folder once written."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import sys
 
 
 def add_report_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="rebuild report.md and the plots of a results folder (no model is called)")
+    p = sub.add_parser(
+        "report", help="rebuild report.md, report.html and the plots of a results folder (no model called)"
+    )
     p.add_argument("run_dir", help="results folder written by `gacc run`")
     p.set_defaults(func=cmd_report)
 
@@ -18,6 +20,26 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     for path in rebuild(args.run_dir):
         print(path)
+    return 0
+
+
+def add_view_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("view", help="print the path of a results folder's page, report.html, or serve the folder")
+    p.add_argument("run_dir", help="results folder written by `gacc run`")
+    p.add_argument("--serve", type=int, metavar="PORT", help="serve the folder on http://127.0.0.1:PORT (0: any port)")
+    p.set_defaults(func=cmd_view)
+
+
+def cmd_view(args: argparse.Namespace) -> int:
+    from gacc_hf.results.serve import page_path, page_server
+
+    if args.serve is None:
+        print(page_path(args.run_dir))
+        return 0
+    server = page_server(args.run_dir, args.serve)
+    print(f"http://127.0.0.1:{server.server_address[1]}/{page_path(args.run_dir).name} (Ctrl-C stops)", flush=True)
+    with server:
+        server.serve_forever()
     return 0
 
 

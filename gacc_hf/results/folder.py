@@ -36,6 +36,7 @@ from gacc_hf.results.layout import (
     json_bytes,
     parquet_bytes,
 )
+from gacc_hf.results.page import PAGE_FILE, write_page
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
 from gacc_hf.scoring.by_language import score_by_language
@@ -155,7 +156,7 @@ def _from_schema_1(path: Path, payload: dict[str, Any]) -> RunResults:
 
 
 # what `rebuild` regenerates (and the per-language plots, scores_<language>.png); every other file is kept as it is
-DERIVED = (REPORT_FILE, SCORES_PNG, GAPS_PNG)
+DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG)
 
 
 def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
@@ -191,7 +192,7 @@ def write_results(
 
 
 def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
-    """`report.md` and the PNG plots of a run (deterministic bytes)."""
+    """`report.md`, `report.html` and the PNG plots of a run (deterministic bytes)."""
     out = Path(out_dir)
     paths = []
     if any(not is_ceiling(s) for s in run.scores):
@@ -201,7 +202,7 @@ def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
     paths += plot_languages(run.payload.get("scores_by_language") or [], out)
     report = out / REPORT_FILE
     write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
-    return [report, *paths]
+    return [report, write_page(run, out, paths), *paths]
 
 
 def verify_folder(run_dir: str | Path) -> RunResults:

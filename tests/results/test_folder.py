@@ -149,7 +149,7 @@ def test_schema_1_folder_is_read_and_upgraded_by_rebuild(run, tmp_path):
     assert doc["schema_version"] == SCHEMA_VERSION and "answers" not in doc
     assert doc["scores"] == result.scores
     assert read_folder(old).answers == result.answers
-    assert (old / "report.md").is_file() and (old / "scores.png").is_file()
+    assert (old / "report.md").is_file() and (old / "scores.png").is_file() and (old / "report.html").is_file()
 
 
 def test_schema_1_folder_without_its_rows_is_refused(run, tmp_path):

@@ -14,7 +14,7 @@ from gacc_hf.results.layout import ResultsError, json_bytes
 from gacc_hf.results.report import render_report
 from tests.helpers.results import real_run
 
-FILES = ("results.json", "answers.parquet", "memories.parquet", "report.md", "scores.png", "gaps.png")
+FILES = ("results.json", "answers.parquet", "memories.parquet", "report.md", "report.html", "scores.png", "gaps.png")
 
 
 def test_a_run_writes_the_whole_folder(run):
@@ -24,10 +24,10 @@ def test_a_run_writes_the_whole_folder(run):
 
 def test_rebuild_reproduces_every_file_byte_for_byte(run, folder):
     before = {name: (run[0] / name).read_bytes() for name in FILES}
-    for name in ("report.md", "scores.png", "gaps.png"):
+    for name in ("report.md", "report.html", "scores.png", "gaps.png"):
         (folder / name).unlink()
     written = rebuild(folder)
-    assert sorted(p.name for p in written) == ["gaps.png", "report.md", "scores.png"]
+    assert sorted(p.name for p in written) == ["gaps.png", "report.html", "report.md", "scores.png"]
     assert {name: (folder / name).read_bytes() for name in FILES} == before
 
 

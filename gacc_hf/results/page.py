@@ -1,0 +1,114 @@
+"""`report.html`: the results page, one self-contained file (inline CSS, JS, plots and data) that works from file://.
+
+The summary (integrity counters first, then the tables and plots of `report.md`) is rendered here; the per-goal
+browser is drawn by `templates/page.js` from the data of `gacc_hf.results.page_data`, embedded as a JSON block
+and read with `JSON.parse`, every text set as `textContent`. The JSON is escaped so that no text can close the
+block (`</script>`) and no text is ever parsed as HTML. No timestamp: the same folder gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gacc_hf.results.atomic import write_atomic
+from gacc_hf.results.layout import RunResults, is_ceiling
+from gacc_hf.results.page_data import page_data
+from gacc_hf.templates import render, template_text
+
+PAGE_FILE = "report.html"
+
+_METRICS = (
+    ("micro", "Micro"),
+    ("macro", "Macro"),
+    ("evidence_micro", "Evidence Micro"),
+    ("evidence_macro", "Evidence Macro"),
+)
+
+
+def script_json(data: Any) -> str:
+    """JSON safe inside a `<script type="application/json">` block: `<`, `>` and `&` as `\\u` escapes.
+
+    >>> script_json({"t": "</script><b>&"})
+    '{"t":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e\\\\u0026"}'
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _figure(row: Mapping[str, Any], metric: str) -> str:
+    value = row.get(metric)
+    if value is None:
+        return "n/a"
+    low, high = row.get(f"{metric}_ci_low"), row.get(f"{metric}_ci_high")
+    return f"{value:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
+
+
+def score_table(title: str, scores: Sequence[Mapping[str, Any]], language: bool = False) -> dict[str, Any]:
+    """A table of score rows (Micro, Macro and, where measured, evidence recall, with their 95% CIs)."""
+    metrics = [(k, name) for k, name in _METRICS if any(s.get(k) is not None for s in scores)]
+    head = [*(["language"] if language else []), "compressor", "condition", "ratio"]
+    head += [f"{name} [95% CI]" for _, name in metrics] + ["questions", "goals", "errors"]
+    rows = [
+        [*([s["language"]] if language else []), s["compressor"], s["condition"], f"{s['ratio']:g}"]
+        + [_figure(s, k) for k, _ in metrics]
+        + [s.get("n_questions"), s.get("n_goals"), s.get("n_errors")]
+        for s in scores
+    ]
+    return {"title": title, "head": head, "rows": rows}
+
+
+def _gap_table(gaps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def points(g: Mapping[str, Any], m: str) -> str:
+        low, high = g.get(f"{m}_diff_ci_low"), g.get(f"{m}_diff_ci_high")
+        ci = "" if low is None else f" [{100 * low:+.1f}, {100 * high:+.1f}]"
+        return f"{100 * g[f'{m}_diff']:+.1f}{ci}"
+
+    rows = [[g["compressor"], g["gap"], f"{g['ratio']:g}", points(g, "micro"), points(g, "macro")] for g in gaps]
+    head = ["compressor", "gap", "ratio", "ΔMicro pp [95% CI]", "ΔMacro pp [95% CI]"]
+    return {"title": "Goal gaps", "head": head, "rows": rows}
+
+
+def summary_tables(run: RunResults) -> list[dict[str, Any]]:
+    """The page's tables, integrity counters first."""
+    p = run.payload
+    tables = [{"title": "Integrity", "head": ["counter", "value"], "rows": list(p["integrity"].items())}]
+    methods = [s for s in run.scores if not is_ceiling(s)]
+    ceilings = [s for s in run.scores if is_ceiling(s)]
+    if methods:
+        tables.append(score_table("Scores", methods))
+    if ceilings:
+        tables.append(score_table("Upper bounds (not methods)", ceilings))
+    if p.get("gaps"):
+        tables.append(_gap_table(p["gaps"]))
+    if len({s["language"] for s in p.get("scores_by_language") or []}) > 1:
+        tables.append(score_table("By language", p["scores_by_language"], language=True))
+    return tables
+
+
+def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
+    """The page's HTML; `plots` are PNG files inlined as data URIs."""
+    cfg = run.config
+    names = ", ".join(c["name"] for c in cfg["compressors"])
+    return render(
+        __file__,
+        "page.html.j2",
+        heading=f"GACC-Bench results: {names}",
+        setup=f"reader {cfg['reader']['name']}, judge {cfg['judge']['name']}; "
+        f"ratios {', '.join(f'{r:g}' for r in cfg['ratios'])}; conditions {', '.join(cfg['conditions'])}",
+        clean=not any(run.payload["integrity"].values()),
+        tables=summary_tables(run),
+        plots=[(p.stem, "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode("ascii")) for p in plots],
+        data=script_json(page_data(run)),
+        script=template_text(__file__, "page.js"),
+    )
+
+
+def write_page(run: RunResults, out_dir: str | Path, plots: Sequence[Path] = ()) -> Path:
+    """Write `report.html` into `out_dir` (atomically) and return its path."""
+    path = Path(out_dir) / PAGE_FILE
+    write_atomic(path, render_page(run, plots).encode("utf-8"))
+    return path

@@ -1,0 +1,59 @@
+"""report.html as bytes: self-contained, escaped, the integrity counters first, the same bytes from the same folder."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from gacc_hf.results.folder import read_folder
+from gacc_hf.results.page import PAGE_FILE, render_page, script_json, summary_tables
+from gacc_hf.results.page_data import page_data
+
+DATA_BLOCK = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
+
+
+def test_script_json_cannot_close_its_block_and_reads_back_the_same():
+    texts = {"t": "</script><script>alert(1)</script>", "z": "数据 <!-- & -->", "c": "\x07\x1b\u2028"}
+    block = script_json(texts)
+    assert "<" not in block and ">" not in block and "&" not in block
+    assert json.loads(block) == texts
+
+
+def test_the_page_embeds_the_folder_data_and_nothing_from_outside(folder):
+    run = read_folder(folder)
+    html = (folder / PAGE_FILE).read_text(encoding="utf-8")
+    (block,) = DATA_BLOCK.findall(html)
+    assert json.loads(block) == json.loads(json.dumps(page_data(run)))
+    assert sum(len(g["answers"]) for g in json.loads(block)["goals"]) == len(run.answers)
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", html) and "<link" not in html
+    assert html.count('src="data:image/png;base64,') == 2  # scores.png and gaps.png inlined
+
+
+def test_integrity_comes_first_and_a_dirty_run_is_flagged(folder):
+    run = read_folder(folder)
+    assert [t["title"] for t in summary_tables(run)][:2] == ["Integrity", "Scores"]
+    html = render_page(run)
+    assert html.index("<h2>Integrity</h2>") < html.index("<h2>Scores</h2>") < html.index("Answers by goal")
+    assert "kept the protocol" in html and "must not be reported" not in html
+    run.payload["integrity"]["exposures"] = 1
+    assert "must not be reported" in render_page(run)
+
+
+def test_summary_texts_are_escaped(folder):
+    run = read_folder(folder)
+    run.payload["scores"][0]["compressor"] = "<b>bold</b>"
+    run.payload["integrity"] = {"<i>counter</i>": 0}
+    html = render_page(run)
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html and "<b>bold</b>" not in html and "<i>counter" not in html
+
+
+def test_a_source_with_a_script_stays_in_the_data_block(folder):
+    run = read_folder(folder)
+    run.memories[0] = {**run.memories[0], "condition": "full", "memory": "</script><script>alert(1)</script>"}
+    html = render_page(run)
+    assert html.count("</script>") == 2 and "alert(1)" in DATA_BLOCK.findall(html)[0]
+
+
+def test_the_same_folder_gives_the_same_bytes(folder):
+    run = read_folder(folder)
+    assert render_page(run) == render_page(read_folder(folder))
