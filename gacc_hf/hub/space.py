@@ -1,9 +1,8 @@
 """A run's results page as a static Hugging Face Space: `index.html` and a README whose header says `sdk: static`.
 
-The page is the run's `report.html` when the folder has one, else the report `gacc report` renders from the
-verified run (what `report.md` holds), shown as escaped text in a minimal page. Either way a banner on top
-names the model and the data (id, name, rows fingerprint) and links back to the model and the details
-dataset. The plots the report shows travel beside it.
+The page is the run's results page (`report.html`), rendered again from the verified run so that nothing leaves
+the machine that `gacc report` would not write. A banner on top names the model and the data (id, name, rows
+fingerprint) and links back to the model and the details dataset. The plots the page shows travel beside it.
 """
 
 from __future__ import annotations
@@ -18,8 +17,8 @@ from gacc_hf.data.loading import HUB_ID
 from gacc_hf.hub.commit import PublishError, RepoPlan
 from gacc_hf.hub.identity import DatasetRef
 from gacc_hf.results.layout import RunResults
+from gacc_hf.results.page import render_page
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
-from gacc_hf.results.report import render_report
 
 PAGE = "index.html"
 _BODY = re.compile(r"<body[^>]*>", re.IGNORECASE)
@@ -52,20 +51,14 @@ def _plots(folder: Path) -> list[str]:
 
 
 def page_html(run: RunResults, run_dir: str | Path, header: str) -> str:
-    """`report.html` with the header after its `<body>` tag, or the report `gacc report` renders from the verified
-    run (`report.md`'s text) escaped in a minimal page."""
+    """The results page rendered from the verified run (never a file read back from the folder, which could have
+    been edited), with the header right after its `<body>` tag; the plots the folder has are inlined."""
     folder = Path(run_dir)
-    report = folder / "report.html"
-    if report.is_file():
-        text = report.read_text(encoding="utf-8")
-        match = _BODY.search(text)
-        return text[: match.end()] + header + text[match.end() :] if match else header + text
-    markdown = render_report(run, _plots(folder))
-    images = "".join(f'<p><img src="{png}" alt="{png}"></p>' for png in _plots(folder))
-    return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head><meta charset="utf-8"><title>GACC-Bench results</title></head>\n'
-        f"<body>\n{header}\n<pre>{html.escape(markdown)}</pre>\n{images}\n</body>\n</html>\n"
-    )
+    page = render_page(run, [folder / png for png in _plots(folder)])
+    match = _BODY.search(page)
+    if match is None:  # the page template always has a body; refuse rather than ship a page without the header
+        raise PublishError("the results page has no <body> tag to put the run's identity under")
+    return page[: match.end()] + header + page[match.end() :]
 
 
 def space_card(model_id: str, dataset: DatasetRef, details_repo_id: str | None) -> str:
