@@ -11,14 +11,16 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="validate, build, describe and publish GACC datasets")
     data = p.add_subparsers(dest="data_command", required=True)
     v = data.add_parser("validate", help="list every problem of a dataset (file, row and field); exit 2 if any")
-    v.add_argument("path", help="'sample', a .jsonl/.parquet file or folder, a save_to_disk folder or a Hub repo id")
+    v.add_argument(
+        "path", help="'sample', a .jsonl/.parquet/.csv/.tsv file or folder, a save_to_disk folder or a Hub repo id"
+    )
     v.add_argument(
         "--config", choices=["judge", "public"], default=None, help="view to check (default: every view the data holds)"
     )
     v.add_argument("--columns", type=_columns, default=None, help="the data's names for schema columns (see gacc run)")
     v.set_defaults(func=cmd_data_validate)
     b = data.add_parser("build", help="write a Hub-ready folder: Parquet for both views plus a generated card")
-    b.add_argument("src", help="'sample' or a .jsonl/.parquet file or folder in the judge schema")
+    b.add_argument("src", help="'sample' or a .jsonl/.parquet/.csv/.tsv file or folder in the judge schema")
     b.add_argument("out", help="output folder (its README.md and <view>/*.parquet are rewritten)")
     b.add_argument("--pretty-name", default=None, help="card title (default: GACC-Bench)")
     b.add_argument("--license", default=None, help="card license (default: apache-2.0)")

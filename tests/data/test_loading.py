@@ -141,9 +141,9 @@ def test_unknown_specs_are_clear_errors(spec, message):
 
 
 def test_unsupported_and_empty_sources(tmp_path):
-    (tmp_path / "data.csv").write_text("a,b\n")
-    with pytest.raises(DataSourceError, match=r"unsupported file type '\.csv'"):
-        load_any(tmp_path / "data.csv")
+    (tmp_path / "data.xlsx").write_text("a,b\n")
+    with pytest.raises(DataSourceError, match=r"unsupported file type '\.xlsx'"):
+        load_any(tmp_path / "data.xlsx")
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataSourceError, match="no data files"):
         load_any(tmp_path / "empty")
