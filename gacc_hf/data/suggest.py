@@ -28,7 +28,7 @@ _ROLE_WORDS: tuple[tuple[str, frozenset[str]], ...] = (
     ("context", frozenset({"context", "text", "passage", "document", "doc", "article", "content", "body"})),
     ("language", frozenset({"language", "lang", "locale"})),
 )
-_ID_WORDS = frozenset({"id", "ids", "key", "uid", "uuid"})
+_ID_WORDS = frozenset({"id", "key", "uid", "uuid", "no", "idx", "index"})
 _SHORT_IDS = {"qid": "question", "cid": "context", "gid": "goal", "docid": "context", "pid": "context"}
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -37,13 +37,22 @@ class LayoutError(DataSourceError):
     """Data in neither of gacc-hf's layouts (`layout_error` says what was found and what to map)."""
 
 
-def words(name: str) -> list[str]:
-    """The lower-cased words of a column name.
+def _singular(word: str) -> str:
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
 
-    >>> words("gold_answer"), words("docId"), words("Question Text")
-    (['gold', 'answer'], ['doc', 'id'], ['question', 'text'])
+
+def words(name: str) -> list[str]:
+    """The lower-cased, singular words of a column name; `contextid` is two words, a role's and `id`.
+
+    >>> words("gold_answers"), words("docId"), words("Question Text"), words("contextid")
+    (['gold', 'answer'], ['doc', 'id'], ['question', 'text'], ['context', 'id'])
     """
-    return [w.lower() for w in _WORDS.findall(name)]
+    found: list[str] = []
+    for word in (_singular(w.lower()) for w in _WORDS.findall(name)):
+        stem = word[:-2]
+        known = word.endswith("id") and any(stem in names for _, names in _ROLE_WORDS)
+        found += [stem, "id"] if known and stem else [word]
+    return found
 
 
 def role(name: str, flat: bool) -> str | None:
@@ -95,5 +104,5 @@ def layout_error(found: Sequence[str]) -> LayoutError:
     if optional:
         message += f"; optional: {','.join(optional)}"
     if untold:
-        message += f"; the names of {', '.join(untold)} do not tell their role: place them by hand or leave them out"
+        message += f"; could not tell the role of {', '.join(untold)} from the name: map by hand or leave out"
     return LayoutError(message)
