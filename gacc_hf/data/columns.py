@@ -112,7 +112,7 @@ def is_grouped(rows: Sequence[Any]) -> bool:
 
 def needs_mapping(rows: Sequence[Any]) -> bool:
     """Whether data with these rows is in another layout than gacc-hf's own, one row per group."""
-    return bool(rows) and not is_grouped(rows)
+    return any(isinstance(r, Mapping) for r in rows) and not is_grouped(rows)
 
 
 @dataclass

@@ -146,15 +146,12 @@ def _pick(dataset: datasets.DatasetDict, split: str | None, where: str) -> datas
     raise DataSourceError(f"{where} has the splits {sorted(dataset)}; choose one (split=..., --split)")
 
 
-def _row_problems(dataset: datasets.DatasetDict, config: Config, held: Config, where: str) -> list[Problem]:
+def _row_problems(read: Mapping[str, Sequence[FileRows]], config: Config, held: Config, where: str) -> list[Problem]:
     """Problems of all splits of an in-memory dataset taken together (IDs unique over the dataset)."""
-    rows: list[Any] = []
-    origins: list[tuple[str, int]] = []
-    for split, ds in dataset.items():
-        rows.extend(ds.to_list())
-        origins.extend((f"{where} [{split}]", i) for i in range(len(ds)))
+    rows = _rows(read)
     if not rows:
         return [Problem(0, "*", "the dataset has no rows", file=where)]
+    origins = [origin for files in read.values() for f in files for origin in f.origins]
     return find_problems(rows, config == "judge", forbid_gold=held == "public", origins=origins)
 
 
@@ -268,9 +265,10 @@ def _prepared(
         problems = find_file_problems(flat, view == "judge", forbid_gold=held == "public")
     else:
         loaded = _load_in_memory(name, view, cache_dir)
-        if columns or needs_mapping(_rows(in_memory(loaded, name))):
-            return _mapped(in_memory(loaded, name), columns)
-        problems = _row_problems(loaded, view, view if check else "judge", name)  # a public view drops gold
+        read = in_memory(loaded, name)
+        if columns or needs_mapping(_rows(read)):
+            return _mapped(read, columns)
+        problems = _row_problems(read, view, view if check else "judge", name)  # a public view drops gold
         if not problems and not check:
             return loaded
     if problems:
