@@ -11,14 +11,16 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("data", help="validate, build, describe and publish GACC datasets")
     data = p.add_subparsers(dest="data_command", required=True)
     v = data.add_parser("validate", help="list every problem of a dataset (file, row and field); exit 2 if any")
-    v.add_argument("path", help="'sample', a .jsonl/.parquet file or folder, a save_to_disk folder or a Hub repo id")
+    v.add_argument(
+        "path", help="'sample', a .jsonl/.parquet/.csv/.tsv file or folder, a save_to_disk folder or a Hub repo id"
+    )
     v.add_argument(
         "--config", choices=["judge", "public"], default=None, help="view to check (default: every view the data holds)"
     )
     v.add_argument("--columns", type=_columns, default=None, help="the data's names for schema columns (see gacc run)")
     v.set_defaults(func=cmd_data_validate)
     b = data.add_parser("build", help="write a Hub-ready folder: Parquet for both views, its card and eval.yaml")
-    b.add_argument("src", help="'sample' or a .jsonl/.parquet file or folder in the judge schema")
+    b.add_argument("src", help="'sample' or a .jsonl/.parquet/.csv/.tsv file or folder in the judge schema")
     b.add_argument("out", help="output folder (its README.md and <view>/*.parquet are rewritten)")
     b.add_argument("--pretty-name", default=None, help="card title (default: GACC-Bench)")
     b.add_argument("--license", default=None, help="card license (default: apache-2.0)")
@@ -59,14 +61,15 @@ def cmd_data_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_data_build(args: argparse.Namespace) -> int:
-    from gacc_hf.data.builder import file_languages, write_hub_folder
+    from gacc_hf.data.builder import file_languages, read_files, write_hub_folder
     from gacc_hf.data.card import DEFAULT_DESCRIPTION, DEFAULT_PRETTY_NAME, SAMPLE_CARD
     from gacc_hf.data.loading import data_files
     from gacc_hf.data.schema import SAMPLE_PATH
     from gacc_hf.hub.benchmark_yaml import write_eval_yaml
 
     sample = args.src == "sample"
-    files, _ = data_files(SAMPLE_PATH if sample else args.src, "judge")
+    paths, _ = data_files(SAMPLE_PATH if sample else args.src, "judge")
+    files = read_files(paths)  # once: the folder and eval.yaml describe the same bytes
     given = {"pretty_name": args.pretty_name, "license": args.license, "description": args.description}
     card = {**(SAMPLE_CARD if sample else {}), **{k: v for k, v in given.items() if v is not None}}
     for path in write_hub_folder(files, args.out, repo_id=args.repo_id, **card):

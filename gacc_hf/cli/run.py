@@ -83,7 +83,7 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--data",
         help="dataset: 'sample' (English; 'sample:zh' Chinese, 'sample:all' both), "
-        "'synthetic[:contexts=N,seed=S,...]', a .jsonl/.parquet file or folder, a "
+        "'synthetic[:contexts=N,seed=S,...]', a .jsonl/.parquet/.csv/.tsv file or folder, a "
         f"save_to_disk folder or a Hub repo id (default: {main.data})",
     )
     p.add_argument("--split", help="split to run when the data has several")

@@ -5,39 +5,35 @@ name the columns otherwise (`text` for `context`, `user_goal` for `goal`) and ma
 *question*. `columns` maps schema names to the data's names (`{"context": "text"}`, on the command line
 `--columns context=text,goal=user_goal`); a flat dataset (a `question` column instead of `questions`) is
 then grouped by `goal_id` into the schema's rows, its questions in row order. Everything is checked before
-any work, and every problem names the row and the field: a mapping to a column the data lacks, rows of one
-goal (or one context) that disagree on its text, data in neither layout (one message with the columns found
-and a mapping that would fix it).
+any work, and every problem is said in the user's own layout: the file and row (and line) of the flat row
+at fault, the field by the data's own name. Problems are a mapping to a column the data lacks, rows of one
+goal (or one context) that disagree on its text, a grouped-layout field in a flat row, data in neither
+layout (one message with the columns found and a mapping that would fix it, `gacc_hf.data.suggest`).
+
+The layout is the one most rows are in: a flat file with a stray `questions` key in one row stays flat,
+and that row is named. A null `language` is no declaration (the language is detected, as for a row
+without the key). A `references` value may be one string, a list of strings, or a string holding a JSON
+list of strings (how a CSV or TSV cell holds several references: `["4", "four"]`).
 """
 
 from __future__ import annotations
 
-import difflib
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import datasets
 
+from gacc_hf.data.jsonl import FileRows, with_lines
 from gacc_hf.data.schema import DataSourceError, DataValidationError, Problem, as_dataset, find_problems
+from gacc_hf.data.suggest import FLAT, TARGETS, layout_error
+from gacc_hf.text.hygiene import id_key
 
-GROUPED = ("context_id", "source", "context", "goal_id", "goal", "questions", "gold")
-FLAT = ("context_id", "context", "goal_id", "goal", "question_id", "question", "references")
-OPTIONAL = ("source", "language")  # a flat row may lack them (source: empty; language: detected)
 _ABSENT = object()  # a column a row does not have (unequal to any value, itself included only by identity)
-TARGETS = tuple(dict.fromkeys((*GROUPED, *FLAT, *OPTIONAL)))
-# what other datasets commonly call a schema column, for the suggested mapping
-_SYNONYMS: dict[str, tuple[str, ...]] = {
-    "context": ("text", "passage", "document", "doc", "source_text", "article", "content"),
-    "goal": ("user_goal", "intent", "task", "objective", "instruction"),
-    "question": ("query", "q", "prompt"),
-    "references": ("answers", "answer", "gold_answers", "reference", "gold", "targets"),
-    "context_id": ("doc_id", "text_id", "passage_id", "document_id", "cid"),
-    "goal_id": ("task_id", "intent_id", "gid"),
-    "question_id": ("qid", "query_id", "id"),
-    "source": ("domain", "genre", "kind", "category"),
-    "language": ("lang", "locale"),
-}
+_SHARED = ("context_id", "context", "goal", "source", "language")  # what the rows of one goal must agree on
+_NESTED = re.compile(r"^(questions|gold)\[(\d+)\](?:\.(\w+))?")
 
 
 def parse_columns(text: str) -> dict[str, str]:
@@ -108,39 +104,125 @@ def found_columns(rows: Iterable[Any]) -> list[str]:
     return list(dict.fromkeys(str(k) for row in rows if isinstance(row, Mapping) for k in row))
 
 
-def suggested_mapping(found: Sequence[str], layout: Sequence[str]) -> dict[str, str]:
-    """For each column of `layout` the data lacks, the data column that most likely holds it."""
-    free = [c for c in found if c not in TARGETS]
-    mapping: dict[str, str] = {}
-    for target in (t for t in layout if t not in found):
-        names = [c for c in free if c.lower() in _SYNONYMS.get(target, ())]
-        names = names or difflib.get_close_matches(target, free, n=1, cutoff=0.6)
-        if names:
-            mapping[target] = names[0]
-            free.remove(names[0])
-    return mapping
+def is_grouped(rows: Sequence[Any]) -> bool:
+    """Whether the rows are in gacc-hf's own layout: more of them hold a `questions` list than a `question`."""
+    lists = sum(isinstance(r, Mapping) and "questions" in r for r in rows)
+    return lists > 0 and lists >= sum(isinstance(r, Mapping) and "question" in r for r in rows)
 
 
-def layout_error(found: Sequence[str]) -> DataSourceError:
-    """The one message for data in neither layout: the columns found and the mapping that would fix it."""
-    flat_like = "question" in found or any(c.lower() in _SYNONYMS["question"] for c in found)
-    layout = FLAT if flat_like else GROUPED
-    mapping = suggested_mapping(found, layout)
-    missing = [t for t in layout if t not in found and t not in mapping]
-    fix = ",".join(f"{t}={c}" for t, c in mapping.items())
-    fix += "".join(f",{t}=<column>" for t in missing) if fix else ",".join(f"{t}=<column>" for t in missing)
-    kind = "one row per question" if flat_like else "one row per (context, goal) group"
-    return DataSourceError(
-        f"unrecognised layout: the data has the columns {', '.join(found) or '(none)'}; gacc-hf reads "
-        f"{', '.join(GROUPED)} (one row per group) or {', '.join(FLAT)} (one row per question). For "
-        f"{kind}, map the data's names: --columns {fix} (columns={{...}} in load_any)"
-    )
+def needs_mapping(rows: Sequence[Any]) -> bool:
+    """Whether data with these rows is in another layout than gacc-hf's own, one row per group."""
+    return any(isinstance(r, Mapping) for r in rows) and not is_grouped(rows)
 
 
-def is_flat(found: Sequence[str]) -> bool:
-    """Whether the columns are the flat layout's; DataSourceError (`layout_error`) when in neither layout."""
-    if "questions" in found:
+@dataclass
+class _Groups:
+    """Flat rows grouped: the schema rows, the flat row of each group's questions, and what was wrong."""
+
+    rows: list[dict[str, Any]]
+    members: list[list[int]]
+    problems: list[Problem]
+
+
+def _references(value: Any) -> Any:
+    """A flat row's references as a list: one string, a list, or a string holding a JSON list of strings."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return [value]
+        return parsed if isinstance(parsed, list) and all(isinstance(r, str) for r in parsed) else [value]
+    return [value] if isinstance(value, str) else value
+
+
+def _row_problems(i: int, row: Mapping[str, Any], label: str | None, qids: dict[str, tuple[int, str]]) -> list[Problem]:
+    """What is wrong with one flat row by itself (and its question_id against those before)."""
+    problems = [Problem(i, c, "missing column", label) for c in FLAT if c not in row]
+    problems += [
+        Problem(
+            i,
+            key,
+            "a field of the grouped layout in a flat row (one question per row: question_id, question, "
+            "references); remove it",
+            label,
+        )
+        for key in ("questions", "gold")
+        if key in row
+    ]
+    if "goal_id" in row and label is None:
+        problems.append(Problem(i, "goal_id", f"must be a string, got {type(row['goal_id']).__name__}"))
+    qid = row.get("question_id")
+    if isinstance(qid, str):
+        first_row, first = qids.setdefault(id_key(qid), (i, qid))
+        if first_row != i:
+            same = "" if first == qid else f" ({qid!r} differs from {first!r} only by case or Unicode normalisation)"
+            problems.append(
+                Problem(i, "question_id", f"duplicate question_id, first seen in row {first_row}{same}", label)
+            )
+    refs = _references(row.get("references", ""))
+    if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
+        problems.append(Problem(i, "references", "must be a string or a list of strings", label))
+    return problems
+
+
+def _group(rows: Sequence[Any]) -> _Groups:
+    """Group flat rows by `goal_id`, questions in row order. Every problem names the flat row; a row with a
+    problem of its own is left out of the groups, so what is said about the groups is about the other rows."""
+    out = _Groups([], [], [])
+    by_goal: dict[str, int] = {}
+    first_of_context: dict[Any, tuple[int, Any]] = {}
+    qids: dict[str, tuple[int, str]] = {}
+    for i, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            out.problems.append(Problem(i, "*", f"row must be an object, got {type(row).__name__}"))
+            continue
+        row = {k: v for k, v in row.items() if not (k == "language" and v is None)}  # null: no declaration
+        label = row.get("goal_id") if isinstance(row.get("goal_id"), str) else None
+        own = _row_problems(i, row, label, qids)
+        out.problems += own
+        if own:
+            continue
+        cid, context = row["context_id"], row["context"]
+        first_row, first_text = first_of_context.setdefault(cid, (i, context))
+        if first_text != context:
+            message = f"differs from the text of context_id {cid!r} in row {first_row}"
+            out.problems.append(Problem(i, "context", message, label))
+            continue
+        out.problems += _join(i, row, rows, by_goal, out)
+    return out
+
+
+def _join(i: int, row: Mapping[str, Any], rows: Sequence[Any], by_goal: dict[str, int], out: _Groups) -> list[Problem]:
+    """Add flat row `i` to its goal's group (a new one for a new goal_id); the fields it disagrees on."""
+    gid = row["goal_id"]
+    if gid not in by_goal:
+        by_goal[gid] = len(out.rows)
+        shared = {c: row[c] for c in _SHARED if c in row} | {"source": row.get("source", "")}
+        out.rows.append(shared | {"goal_id": gid, "questions": [], "gold": []})
+        out.members.append([])
+    g = by_goal[gid]
+    first = out.members[g][0] if out.members[g] else i
+    first_row = {k: v for k, v in rows[first].items() if not (k == "language" and v is None)}
+    differ = [f for f in _SHARED if f != "context" and row.get(f, _ABSENT) != first_row.get(f, _ABSENT)]
+    if differ:
+        return [
+            Problem(
+                i, f, f"differs from the {f} of goal_id {gid!r} in row {first}; the rows of one goal must agree", gid
+            )
+            for f in differ
+        ]
+    group = out.rows[g]
+    group["questions"].append({"question_id": row["question_id"], "question": row["question"]})
+    group["gold"].append({"question_id": row["question_id"], "references": _references(row["references"])})
+    out.members[g].append(i)
+    return []
+
+
+def _flat(rows: Sequence[Any]) -> bool:
+    """Whether the rows are flat; DataSourceError (`layout_error`) when in neither layout."""
+    if is_grouped(rows):
         return False
+    found = found_columns(rows)
     if all(c in found for c in FLAT):
         return True
     raise layout_error(found)
@@ -149,89 +231,89 @@ def is_flat(found: Sequence[str]) -> bool:
 def group_flat(rows: Sequence[Any]) -> list[dict[str, Any]]:
     """Group flat rows into schema rows by `goal_id`, questions in row order; every disagreement of the rows of
     one goal on its context, goal, source or language, or of one context on its text, is a Problem."""
-    problems: list[Problem] = []
-    groups: dict[str, dict[str, Any]] = {}
-    first_of_goal: dict[str, int] = {}
-    first_of_context: dict[Any, tuple[int, Any]] = {}
-    shared = ("context_id", "context", "goal", "source", "language")
-    for i, row in enumerate(rows):
-        if not isinstance(row, Mapping):
-            problems.append(Problem(i, "*", f"row must be an object, got {type(row).__name__}"))
-            continue
-        gid = row.get("goal_id")
-        label = gid if isinstance(gid, str) else None
-        missing = [c for c in FLAT if c not in row]
-        problems += [Problem(i, c, "missing column", label) for c in missing]
-        if missing or not isinstance(gid, str):
-            problems += [] if missing else [Problem(i, "goal_id", f"must be a string, got {type(gid).__name__}")]
-            continue
-        refs = row["references"]
-        refs = [refs] if isinstance(refs, str) else refs
-        if not isinstance(refs, list) or not all(isinstance(r, str) for r in refs):
-            problems.append(Problem(i, "references", "must be a string or a list of strings", label))
-        cid, context = row["context_id"], row["context"]
-        first_row, first_text = first_of_context.setdefault(cid, (i, context))
-        if first_text != context:
-            problems.append(
-                Problem(i, "context", f"differs from the text of context_id {cid!r} in row {first_row}", label)
-            )
-        if gid not in groups:
-            first_of_goal[gid] = i
-            groups[gid] = {c: row[c] for c in shared if c in row} | {"source": row.get("source", "")}
-            groups[gid] |= {"goal_id": gid, "questions": [], "gold": []}
-        group, first = groups[gid], first_of_goal[gid]
-        for field in (f for f in shared if f != "context"):  # a context's text is checked by its context_id
-            if row.get(field, _ABSENT) != rows[first].get(field, _ABSENT):
-                message = f"differs from the {field} of goal_id {gid!r} in row {first}; the rows of one goal must agree"
-                problems.append(Problem(i, field, message, label))
-        group["questions"].append({"question_id": row["question_id"], "question": row["question"]})
-        group["gold"].append({"question_id": row["question_id"], "references": refs})
-    if problems:
-        raise DataValidationError(problems)
-    order = ("context_id", "source", "language", "context", "goal_id", "goal", "questions", "gold")
-    return [{k: g[k] for k in order if k in g} for g in groups.values()]
+    grouped = _group(rows)
+    if grouped.problems:
+        raise DataValidationError(grouped.problems)
+    return grouped.rows
 
 
 def to_schema_rows(rows: Sequence[Any], columns: Mapping[str, str] | None = None) -> list[Any]:
     """Rows in gacc-hf's own layout: mapped (`columns`), then grouped when flat; grouped rows are left as they are
     for the schema check."""
     rows = rename(rows, columns) if columns else list(rows)
-    return group_flat(rows) if is_flat(found_columns(rows)) else rows
+    return group_flat(rows) if _flat(rows) else rows
 
 
-def needs_mapping(found: Sequence[str]) -> bool:
-    """Whether data with these columns is in another layout than gacc-hf's own, one row per group."""
-    return bool(found) and "questions" not in found
+def _in_user_terms(p: Problem, members: Sequence[tuple[str, int]] | None, columns: Mapping[str, str]) -> Problem:
+    """A problem of a schema row said in the data's own layout: a question's field in its flat row (`members`:
+    the (file, row) of each question of the group; None for grouped data), every field by the data's name."""
+    nested = _NESTED.match(p.field)
+    if nested is None:
+        return replace(p, field=columns.get(p.field, p.field))
+    if members is None:
+        return p
+    kind, j, leaf = nested.group(1), int(nested.group(2)), nested.group(3)
+    field = "question_id" if leaf == "question_id" else "question" if kind == "questions" else "references"
+    file, row = members[j]
+    return replace(p, file=file, row=row, field=columns.get(field, field))
 
 
-def mapped_splits(
-    splits: Mapping[str, Sequence[Any]], columns: Mapping[str, str] | None, where: str
-) -> datasets.DatasetDict:
+def _located(problems: Iterable[Problem], origins: Sequence[tuple[str, int]]) -> list[Problem]:
+    """Problems of rows counted over a split, put in the file (and the file's row) each row came from."""
+    return [replace(p, file=origins[p.row][0], row=origins[p.row][1]) for p in problems]
+
+
+def _split_rows(
+    files: Sequence[FileRows], columns: Mapping[str, str]
+) -> tuple[list[Any], list[list[tuple[str, int]] | None], list[Problem]]:
+    """One split's rows in the schema's layout, the (file, row) of each group's questions (None for grouped
+    data), and the problems of the renaming and grouping, located in the files."""
+    rows = [r for f in files for r in f.rows]
+    origins = [o for f in files for o in f.origins]
+    try:
+        renamed = rename(rows, columns) if columns else rows
+    except DataValidationError as exc:
+        return [], [], _located(exc.problems, origins)
+    if not _flat(renamed):
+        return renamed, [None] * len(renamed), []
+    grouped = _group(renamed)
+    problems = [_in_user_terms(p, None, columns) for p in _located(grouped.problems, origins)]
+    return grouped.rows, [[origins[i] for i in m] for m in grouped.members], problems
+
+
+def mapped_splits(read: Mapping[str, Sequence[FileRows]], columns: Mapping[str, str] | None) -> datasets.DatasetDict:
     """Rows by split put in gacc-hf's layout (`to_schema_rows`) and checked against the schema (IDs unique over
-    all splits), as a DatasetDict; each problem names its split's rows (`where [split]`)."""
-    grouped: dict[str, list[Any]] = {}
-    for split, rows in splits.items():
+    all splits), as a DatasetDict. Every problem is said in the data's own layout (`_in_user_terms`): its file,
+    row, line and column."""
+    columns = columns or {}
+    rows: dict[str, list[Any]] = {}
+    problems: list[Problem] = []
+    origins: list[tuple[str, int]] = []
+    members: dict[tuple[str, int], list[tuple[str, int]] | None] = {}
+    for split, files in read.items():
         try:
-            grouped[split] = to_schema_rows(rows, columns)
-        except DataValidationError as exc:
-            raise DataValidationError([replace(p, file=f"{where} [{split}]") for p in exc.problems]) from None
+            rows[split], groups, found = _split_rows(files, columns)
         except DataSourceError as exc:
-            raise DataSourceError(f"{where} [{split}]: {exc}") from None
-    origins = [(f"{where} [{split}]", i) for split, rows in grouped.items() for i in range(len(rows))]
-    problems = find_problems([row for rows in grouped.values() for row in rows], origins=origins)
+            raise type(exc)(f"{', '.join(f.path for f in files)}: {exc}") from None
+        problems += found
+        own = [o for f in files for o in f.origins]
+        for g, group in enumerate(groups):
+            origins.append(group[0] if group else own[g])
+            members[origins[-1]] = group
+    checked = find_problems([r for split in rows.values() for r in split], origins=origins)
+    problems += [_in_user_terms(p, members.get((p.file or "", p.row)), columns) for p in checked]
+    problems = with_lines(problems, [f for files in read.values() for f in files])
     if problems:
         raise DataValidationError(problems)
-    return datasets.DatasetDict({split: as_dataset(rows) for split, rows in grouped.items()})
+    return datasets.DatasetDict({split: as_dataset(r) for split, r in rows.items()})
 
 
-def mapping_problems(
-    splits: Mapping[str, Sequence[Any]], columns: Mapping[str, str] | None, where: str
-) -> list[Problem]:
+def mapping_problems(read: Mapping[str, Sequence[FileRows]], columns: Mapping[str, str] | None) -> list[Problem]:
     """What `mapped_splits` would refuse, as a list (`gacc data validate`): rows and fields, or the layout."""
     try:
-        mapped_splits(splits, columns, where)
+        mapped_splits(read, columns)
     except DataValidationError as exc:
         return exc.problems
     except DataSourceError as exc:
-        return [Problem(0, "*", str(exc), file=where)]
+        return [Problem(0, "*", str(exc))]
     return []

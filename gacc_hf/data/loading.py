@@ -6,34 +6,38 @@ A spec is one of:
   `"sample:all"` both (`load_sample`); `"synthetic"`: the deterministic generator, with its
   arguments in the spec (`"synthetic:contexts=50,seed=1"`; see `gacc_hf.data.synthetic` for the defaults), so
   the data never depends on a run's seed;
-- a `.jsonl` or `.parquet` file in the schema, or a folder of them. A folder whose README.md card has
-  `configs:` (what `gacc data build` writes) uses the files of the asked config; otherwise the split
+- a `.jsonl`, `.parquet`, `.csv` or `.tsv` file, or a folder of them (CSV and TSV: `gacc_hf.data.table`).
+  A folder whose README.md card has `configs:` (what `gacc data build` writes) uses the files of the asked
+  config; otherwise the split
   naming conventions of `datasets` apply (`train.jsonl`, `data/test-*.parquet`, ...), and files without
   a split in their name form the `test` split;
 - a folder written by `Dataset.save_to_disk` / `DatasetDict.save_to_disk`;
 - a Hub repo id `owner/name` (online only: with HF_HUB_OFFLINE set it fails at once, saying so).
 
 Data in another layout (other column names, one row per question) is read through a column mapping
-(`columns=`, `gacc_hf.data.columns`). Files in gacc-hf's own layout go through the `GaccBench` builder,
-whose cache is keyed on the files' content, so an edited file is never served stale. Every source is
-validated before anything is built or cached.
+(`columns=`, `gacc_hf.data.columns`), from files and in-memory datasets alike. Files in gacc-hf's own layout
+go through the `GaccBench` builder, whose cache is keyed on the files' content, so an edited file is never
+served stale. Every source is validated before anything is built or cached, and each file is read once: the
+rows checked are the rows built. `load_any` and `find_spec_problems` (what `gacc run` and `gacc data
+validate` call) read a spec through the same steps (`_prepared`), so they accept the same inputs.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import datasets
 from datasets.data_files import DEFAULT_PATTERNS_ALL, DataFilesDict, get_data_patterns, sanitize_patterns
 
-from gacc_hf.data.builder import build
+from gacc_hf.data.builder import build, read_files
 from gacc_hf.data.card import CONFIGS
-from gacc_hf.data.columns import found_columns, mapped_splits, mapping_problems, needs_mapping
-from gacc_hf.data.jsonl import SAMPLE_LANGUAGES, find_file_problems, load_sample, read_rows
+from gacc_hf.data.columns import mapped_splits, needs_mapping
+from gacc_hf.data.jsonl import SAMPLE_LANGUAGES, FileRows, find_file_problems, load_sample
+from gacc_hf.data.saved import is_saved_dataset, load_saved
 from gacc_hf.data.schema import (
     DATA_SUFFIXES,
     SAMPLE_FILES,
@@ -41,11 +45,13 @@ from gacc_hf.data.schema import (
     DataSourceError,
     DataValidationError,
     Problem,
+    as_rows,
     find_problems,
     is_public_view,
     public_view,
 )
 from gacc_hf.data.special import not_data
+from gacc_hf.data.suggest import LayoutError
 from gacc_hf.hub.commit import require_online
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -55,6 +61,7 @@ GENERATED: dict[str, tuple[str, ...]] = {
     "synthetic": ("contexts", "goals_per_context", "questions_per_goal", "seed"),
 }
 DEFAULT_SPLIT = "test"
+SUFFIXES = f"{', '.join(DATA_SUFFIXES[:-1])} or {DATA_SUFFIXES[-1]}"
 Files = dict[str, list[Path]]
 
 
@@ -72,24 +79,22 @@ def _shown(path: str | Path) -> Path:
         return path
 
 
-def is_saved_dataset(folder: str | Path) -> bool:
-    """Whether `folder` was written by `save_to_disk` (a Dataset or a DatasetDict)."""
-    folder = Path(folder)
-    return (folder / "dataset_dict.json").is_file() or (folder / "state.json").is_file()
-
-
 def card_configs(folder: str | Path) -> dict[str, dict[str, Any]]:
     """The `configs:` of the folder's README.md card, by config name (empty without a card or configs)."""
     readme = Path(folder) / "README.md"
     if not readme.is_file():
         return {}
+    import yaml
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard
 
     try:
         return dict(MetadataConfigs.from_dataset_card_data(DatasetCard.load(readme).data))
-    except ValueError as exc:
-        raise DataSourceError(f"{readme}: malformed dataset card header: {exc}") from exc
+    except (ValueError, yaml.YAMLError) as exc:
+        reason = " ".join(str(exc).split())  # YAML errors span several lines
+        raise DataSourceError(
+            f"{_shown(readme)}: malformed dataset card header (the YAML between the --- lines): {reason}"
+        ) from exc
 
 
 def data_files(path: str | Path, config: Config = "judge") -> tuple[Files, Config]:
@@ -118,16 +123,16 @@ def data_files(path: str | Path, config: Config = "judge") -> tuple[Files, Confi
         try:
             patterns = get_data_patterns(str(path))
         except FileNotFoundError as exc:
-            raise DataSourceError(f"{path}: no data files ({' or '.join(DATA_SUFFIXES)})") from exc
+            raise DataSourceError(f"{path}: no data files ({SUFFIXES})") from exc
         if patterns == DEFAULT_PATTERNS_ALL:  # no split in any file name: a benchmark's data is its test split
             patterns = {DEFAULT_SPLIT: DEFAULT_PATTERNS_ALL[datasets.Split.TRAIN]}
     try:
         resolved = DataFilesDict.from_patterns(patterns, base_path=str(path), allowed_extensions=list(DATA_SUFFIXES))
     except FileNotFoundError as exc:
-        raise DataSourceError(f"{path}: no {' or '.join(DATA_SUFFIXES)} files for the {config} view ({exc})") from exc
+        raise DataSourceError(f"{path}: no {SUFFIXES} files for the {config} view ({exc})") from exc
     found = {str(split): [_shown(p) for p in files] for split, files in resolved.items() if files}
     if not found:
-        raise DataSourceError(f"{path}: no data files ({' or '.join(DATA_SUFFIXES)})")
+        raise DataSourceError(f"{path}: no data files ({SUFFIXES})")
     return found, held
 
 
@@ -141,15 +146,12 @@ def _pick(dataset: datasets.DatasetDict, split: str | None, where: str) -> datas
     raise DataSourceError(f"{where} has the splits {sorted(dataset)}; choose one (split=..., --split)")
 
 
-def _row_problems(dataset: datasets.DatasetDict, config: Config, held: Config, where: str) -> list[Problem]:
+def _row_problems(read: Mapping[str, Sequence[FileRows]], config: Config, held: Config, where: str) -> list[Problem]:
     """Problems of all splits of an in-memory dataset taken together (IDs unique over the dataset)."""
-    rows: list[Any] = []
-    origins: list[tuple[str, int]] = []
-    for split, ds in dataset.items():
-        rows.extend(ds.to_list())
-        origins.extend((f"{where} [{split}]", i) for i in range(len(ds)))
+    rows = _rows(read)
     if not rows:
         return [Problem(0, "*", "the dataset has no rows", file=where)]
+    origins = [origin for files in read.values() for f in files for origin in f.origins]
     return find_problems(rows, config == "judge", forbid_gold=held == "public", origins=origins)
 
 
@@ -200,7 +202,7 @@ def _load_in_memory(name: str, config: Config, cache_dir: str | Path | None) -> 
         except ValueError as exc:
             raise DataSourceError(f"data spec {name!r}: {exc}") from exc
     if Path(name).is_dir():
-        return _as_dict(datasets.load_from_disk(name))
+        return load_saved(name)
     require_online(f"load the Hub dataset {name!r}")
     try:
         return _as_dict(datasets.load_dataset(name, config, cache_dir=None if cache_dir is None else str(cache_dir)))
@@ -219,9 +221,59 @@ def spec_kind(name: str) -> str:
     if HUB_ID.match(name) and path.suffix not in DATA_SUFFIXES:
         return "hub"
     raise DataSourceError(
-        f"no such file or folder: {name!r} (a spec is 'sample', 'synthetic', a .jsonl/.parquet file or folder, "
-        "a save_to_disk folder or a Hub repo id owner/name)"
+        f"no such file or folder: {name!r} (a spec is 'sample', 'synthetic', a .jsonl/.parquet/.csv/.tsv file or "
+        "folder, a save_to_disk folder or a Hub repo id owner/name)"
     )
+
+
+def in_memory(dataset: datasets.DatasetDict, where: str) -> dict[str, list[FileRows]]:
+    """The splits of an in-memory dataset as rows to check, each split's rows named `where [split] row N`."""
+    return {
+        split: [FileRows(f"{where} [{split}]", "", ds.to_list(), list(range(len(ds))), None, [])]
+        for split, ds in dataset.items()
+    }
+
+
+def _rows(read: Mapping[str, Sequence[FileRows]]) -> list[Any]:
+    return [row for files in read.values() for f in files for row in f.rows]
+
+
+def _mapped(read: Mapping[str, Sequence[FileRows]], columns: Mapping[str, str] | None) -> datasets.DatasetDict:
+    """Data in another layout put in gacc-hf's own; its unreadable lines and empty files come first."""
+    files = [f for fs in read.values() for f in fs]
+    unread = [p for f in files for p in f.problems]
+    unread += [Problem(0, "*", "the file has no rows", file=f.path) for f in files if not f.rows and not f.problems]
+    if unread:
+        raise DataValidationError(unread)
+    return mapped_splits(read, columns)
+
+
+def _prepared(
+    name: str, kind: str, view: Config, columns: Mapping[str, str] | None, cache_dir: str | Path | None, *, check: bool
+) -> datasets.DatasetDict | None:
+    """The data a non-sample spec names, checked: DataValidationError lists every problem. Files in gacc-hf's
+    layout are built in `view` (the other sources give judge rows), unless `check` asks only for the check
+    (then None, and nothing is written); the check of `check` also refuses gold in a public view."""
+    if kind == "files":
+        files, held = data_files(name, view)
+        read = read_files(files)
+        if columns or needs_mapping(_rows(read)):
+            return _mapped(read, columns)
+        if not check:
+            return build(read, view, cache_dir=cache_dir)
+        flat = [f for fs in read.values() for f in fs]
+        problems = find_file_problems(flat, view == "judge", forbid_gold=held == "public")
+    else:
+        loaded = _load_in_memory(name, view, cache_dir)
+        read = in_memory(loaded, name)
+        if columns or needs_mapping(_rows(read)):
+            return _mapped(read, columns)
+        problems = _row_problems(read, view, view if check else "judge", name)  # a public view drops gold
+        if not problems and not check:
+            return loaded
+    if problems:
+        raise DataValidationError(problems)
+    return None
 
 
 def load_any(
@@ -247,21 +299,21 @@ def load_any(
     if kind == "sample":
         sample = load_sample(config, parse_spec(name)[1]["language"])
         return _pick(datasets.DatasetDict({DEFAULT_SPLIT: sample}), split, "the sample")
-    if kind == "files":
-        files, _held = data_files(name, config)
-        splits = {s: [row for path in paths for row in read_rows(path)] for s, paths in files.items()}
-        if not columns and not needs_mapping([c for rows in splits.values() for c in found_columns(rows)]):
-            return _pick(build(files, config, cache_dir=cache_dir), split, name)
-        loaded = mapped_splits(splits, columns, name)
-    else:
-        loaded = _load_in_memory(name, config, cache_dir)
-        if columns or needs_mapping([c for ds in loaded.values() for c in ds.column_names]):
-            loaded = mapped_splits({s: ds.to_list() for s, ds in loaded.items()}, columns, name)
-    problems = _row_problems(loaded, config, "judge", name)  # a public view drops gold, so gold is no leak here
-    if problems:
-        raise DataValidationError(problems)
+    loaded = _prepared(name, kind, config, columns, cache_dir, check=False)
+    assert loaded is not None  # a build always gives the data
     chosen = _pick(loaded, split, name)
     return public_view(chosen) if config == "public" else chosen
+
+
+def from_memory(dataset: Any, columns: Mapping[str, str] | None = None) -> Any:
+    """An in-memory dataset (`Dataset`, `DatasetDict` of one split, rows) put in gacc-hf's layout when it is in
+    another (`columns` given, or one row per question), checked as a file would be; data already in the
+    layout is returned as it is (a `Dataset` itself, other data as its list of rows), for `validate`."""
+    rows = as_rows(dataset)
+    if not (columns or needs_mapping(rows)):
+        return dataset if isinstance(dataset, datasets.Dataset) else rows
+    read = {DEFAULT_SPLIT: [FileRows("the dataset", "", rows, list(range(len(rows))), None, [])]}
+    return _mapped(read, columns)[DEFAULT_SPLIT]
 
 
 def find_spec_problems(
@@ -269,7 +321,8 @@ def find_spec_problems(
 ) -> list[Problem]:
     """Every problem of the data a spec names, without raising for bad rows (what `gacc data validate` lists).
 
-    Files in another layout are checked as `load_any(spec, columns=columns)` reads them.
+    The data is read as `load_any(spec, columns=columns)` reads it (the same steps), so what one accepts the
+    other accepts; data in neither layout is one problem naming the columns found and a mapping to try.
 
     With `config=None` every view the data holds is checked: the judge view, and also the public files
     of a folder built by `gacc data build` (which must not carry gold); data that holds only the public
@@ -279,23 +332,21 @@ def find_spec_problems(
     kind = spec_kind(name)
     if config is not None:
         _check_config(config)
+    if kind in ("sample", "synthetic") and columns:
+        raise DataSourceError(f"data spec {name!r} is in gacc-hf's own layout; a column mapping does not apply")
 
     def view_problems(view: Config) -> list[Problem]:
         if kind == "sample":
             language = parse_spec(name)[1]["language"]
             flat = list(SAMPLE_FILES.values()) if language == "all" else [SAMPLE_FILES[language]]
             return find_file_problems(flat, view == "judge")
-        if kind == "files":
-            files, held = data_files(name, view)
-            flat = [p for paths in files.values() for p in paths]
-            try:
-                splits = {s: [row for path in paths for row in read_rows(path)] for s, paths in files.items()}
-            except DataValidationError:  # lines that are not JSON rows: list every problem of the files as read
-                return find_file_problems(flat, view == "judge", forbid_gold=held == "public")
-            if columns or needs_mapping([c for rows in splits.values() for c in found_columns(rows)]):
-                return mapping_problems(splits, columns, name)
-            return find_file_problems(flat, view == "judge", forbid_gold=held == "public")
-        return _row_problems(_load_in_memory(name, view, None), view, view, name)
+        try:
+            _prepared(name, kind, view, columns, None, check=True)
+        except DataValidationError as exc:
+            return exc.problems
+        except LayoutError as exc:
+            return [Problem(0, "*", str(exc))]
+        return []
 
     if config is not None:
         return view_problems(config)

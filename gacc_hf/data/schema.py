@@ -43,7 +43,7 @@ STRING_COLUMNS = ("context_id", "source", "context", "goal_id", "goal")
 # that do not); data without it keeps the features (and the content) it always had.
 LANGUAGE_FEATURE = {"language": datasets.Value("string")}
 SCHEMA_COLUMNS = (*JUDGE_FEATURES, *LANGUAGE_FEATURE)
-DATA_SUFFIXES = (".jsonl", ".parquet")
+DATA_SUFFIXES = (".jsonl", ".parquet", ".csv", ".tsv")
 SAMPLE_PATH = Path(__file__).parent / "sample" / "sample.jsonl"  # the English groups
 # the bundled sample by language (the Chinese rows declare `language: zh`; the English rows, older, leave it out)
 SAMPLE_FILES = {"en": SAMPLE_PATH, "zh": SAMPLE_PATH.with_name("sample_zh.jsonl")}
@@ -51,16 +51,18 @@ SAMPLE_FILES = {"en": SAMPLE_PATH, "zh": SAMPLE_PATH.with_name("sample_zh.jsonl"
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with the input: where (file, row, field) and what."""
+    """One thing wrong with the input: where (file, row, its line in a text file, field) and what."""
 
     row: int
     field: str
     message: str
     goal_id: str | None = None
     file: str | None = None
+    line: int | None = None
 
     def __str__(self) -> str:
         where = f"row {self.row}" + (f" (goal_id={self.goal_id!r})" if self.goal_id else "")
+        where += f", line {self.line}" if self.line else ""
         return f"{self.file + ': ' if self.file else ''}{where}, field {self.field!r}: {self.message}"
 
 
@@ -389,9 +391,11 @@ def features(config: Config, language: bool) -> datasets.Features:
 
 
 def as_dataset(rows: list[dict[str, Any]]) -> datasets.Dataset:
-    """Valid judge rows as a typed Dataset (the `language` column when a row declares one)."""
+    """Valid judge rows as a typed Dataset (the `language` column when a row declares one; a null
+    `language` is no declaration, so rows that are all null get no column)."""
     if not declares_language(rows):
-        return datasets.Dataset.from_list(rows, features=JUDGE_FEATURES)
+        untagged = [{k: v for k, v in r.items() if k != "language"} for r in rows]
+        return datasets.Dataset.from_list(untagged, features=JUDGE_FEATURES)
     return datasets.Dataset.from_list(
         [{**r, "language": r.get("language")} for r in rows], features("judge", language=True)
     )

@@ -30,7 +30,7 @@ def not_data(path: str | Path) -> str:
     """Why a path that is not a regular file or a folder cannot be data: what it is, or that it is missing."""
     what = special_file(path)
     return (
-        f"{what}, not a data file or folder: give a .jsonl/.parquet file or a folder"
+        f"{what}, not a data file or folder: give a .jsonl/.parquet/.csv/.tsv file or a folder"
         if what
         else "no such file or folder"
     )

@@ -7,7 +7,7 @@ import re
 
 from gacc_hf.protocol import CompressorInput, ReaderInput
 from gacc_hf.text.matching import cjk_terms
-from gacc_hf.text.sentences import CJK_SENTENCE_END
+from gacc_hf.text.sentences import CJK_SENTENCE_END, SENTENCE_END
 from gacc_hf.tokenizer import get_codec
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -85,17 +85,26 @@ class GoalLinesCompressor:
     """Keeps the lines that share content words with the goal, in source order, packed to the budget.
 
     A Chinese line is cut into its sentences (`CJK_SENTENCE_END`), so a long paragraph on one line is
-    not all or nothing. With an empty goal no line matches, so it falls back to the head of the source.
+    not all or nothing; so is any line longer than the whole budget, in English too (`SENTENCE_END`): text
+    without line breaks is then packed sentence by sentence instead of giving an empty memory. When not
+    even one sentence fits, the head of the first matching sentence is kept, cut to the budget. With an
+    empty goal no line matches, so it falls back to the head of the source.
     """
 
     name = "goal-lines"
-    revision = "goal-lines-v2"
+    revision = "goal-lines-v3"
 
     def __call__(self, item: CompressorInput) -> str:
         codec = get_codec()
         goal = content_words(item.goal)
         lines = [
             part for line in item.context.splitlines() for part in CJK_SENTENCE_END.split(line) if part or not line
+        ]
+        costs = [len(codec.encode(line + "\n")) for line in lines]
+        lines = [
+            part
+            for line, cost in zip(lines, costs, strict=True)
+            for part in (SENTENCE_END.split(line) if cost > item.token_budget else [line])
         ]
         picked = [ln for ln in lines if goal & content_words(ln)] if goal else []
         kept: list[str] = []
@@ -108,6 +117,8 @@ class GoalLinesCompressor:
                 break
             kept.append(line)
             used += cost
+        if not kept and (picked or lines):  # one sentence longer than the budget: its head
+            return codec.decode(codec.encode((picked or lines)[0])[: item.token_budget])
         return "\n".join(kept)
 
 

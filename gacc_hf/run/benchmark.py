@@ -17,7 +17,7 @@ from typing import Any
 
 from gacc_hf.budget import PROTOCOL_VERSION, RatioLike, exact_ratio
 from gacc_hf.data.fingerprint import fingerprint
-from gacc_hf.data.loading import load_any, spec_kind
+from gacc_hf.data.loading import from_memory, load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.cache import Cache
@@ -129,12 +129,16 @@ def run_benchmark(
     run. `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is
     recorded by itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset
     is validated: a quick, partial run, recorded as such and refused by publishing. `columns` maps schema
-    names to the data's own (`gacc_hf.data.columns`), used for a spec and recorded either way.
+    names to the data's own (`gacc_hf.data.columns`) for a spec and for an in-memory dataset alike (one row
+    per question is grouped by goal_id), unless `data_spec` says the caller loaded the rows; it is recorded.
     """
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
-    # a data spec (sample, file, folder, saved dataset, Hub id) is loaded here, rows are used as they are
-    loaded = load_any(dataset, columns=columns) if isinstance(dataset, str | os.PathLike) else dataset
+    # a data spec (sample, file, folder, saved dataset, Hub id) is loaded here; rows in another layout are mapped
+    if isinstance(dataset, str | os.PathLike):
+        loaded = load_any(dataset, columns=columns)
+    else:  # rows a caller loaded from `data_spec` were mapped then; `columns` is only recorded
+        loaded = from_memory(dataset, columns if data_spec is None else None)
     setup = _validate(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
     codec = get_codec()
     assigner = _pair_goals(setup, seed)

@@ -269,7 +269,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], Where | None]] = {
 FILE_LEVEL = {  # the whole source is unreadable: one error naming the file
     "truncated parquet": (_truncated_parquet, "data.parquet: not a readable Parquet file"),
     "unsupported suffix": (_suffix, "data.txt: unsupported file type '.txt'"),
-    "folder without data files": (_empty_folder, "empty: no data files (.jsonl or .parquet)"),
+    "folder without data files": (_empty_folder, "empty: no data files (.jsonl, .parquet, .csv or .tsv)"),
 }
 
 
@@ -305,7 +305,7 @@ def test_gacc_data_validate_lists_them_without_a_traceback(case, tmp_path, capsy
     assert code == 2 and lines[-1] == f"{len(lines) - 1} problem(s) in {spec}"
     found = set()
     for line in lines[:-1]:
-        match = re.match(r"(.+): row (\d+)(?: \(goal_id=.*\))?, field '(.+?)': ", line)
+        match = re.match(r"(.+): row (\d+)(?: \(goal_id=.*\))?(?:, line \d+)?, field '(.+?)': ", line)
         assert match, line
         found.add((Path(match[1]).name, int(match[2]), match[3]))
     assert found == expected

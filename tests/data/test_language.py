@@ -295,7 +295,7 @@ def test_gacc_run_refuses_a_bad_mapping_before_any_model_is_loaded(tmp_path, cap
     args = ["run", "--data", str(flat), "--columns", columns, "--output-dir", str(tmp_path / "o"), "--no-progress"]
     assert main(args) == 2
     assert (
-        "row 0, field 'intent': columns maps goal to 'intent', but the data has no such column"
+        "row 0, line 1, field 'intent': columns maps goal to 'intent', but the data has no such column"
         in capsys.readouterr().err
     )
     monkeypatch.undo()
@@ -317,5 +317,5 @@ def test_gacc_data_validate_reads_other_layouts_through_the_mapping(tmp_path, ca
     write_jsonl(path, rows)
     assert main(["data", "validate", str(path), "--columns", good]) == 2
     out = capsys.readouterr().out
-    assert "row 3 (goal_id='syn-0-000000/g0'), field 'context': differs from the text of context_id" in out
+    assert "row 3 (goal_id='syn-0-000000/g0'), line 4, field 'text': differs from the text of context_id" in out
     assert "1 problem(s)" in out

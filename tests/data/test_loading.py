@@ -141,9 +141,9 @@ def test_unknown_specs_are_clear_errors(spec, message):
 
 
 def test_unsupported_and_empty_sources(tmp_path):
-    (tmp_path / "data.csv").write_text("a,b\n")
-    with pytest.raises(DataSourceError, match=r"unsupported file type '\.csv'"):
-        load_any(tmp_path / "data.csv")
+    (tmp_path / "data.xlsx").write_text("a,b\n")
+    with pytest.raises(DataSourceError, match=r"unsupported file type '\.xlsx'"):
+        load_any(tmp_path / "data.xlsx")
     (tmp_path / "empty").mkdir()
     with pytest.raises(DataSourceError, match="no data files"):
         load_any(tmp_path / "empty")
@@ -201,3 +201,51 @@ def test_editing_a_saved_dataset_and_loading_again_returns_the_new_rows(tmp_path
     shutil.rmtree(folder)
     datasets.Dataset.from_list([dict(rows[0], goal="Changed."), *rows[1:]]).save_to_disk(str(folder))
     assert load_any(folder)[0]["goal"] == "Changed."
+
+
+@pytest.mark.parametrize(
+    ("header", "reason"),
+    [
+        ("configs: [judge", "while parsing a flow sequence"),
+        ("- a list, not a mapping", "metadata block should be a dict"),
+        ("configs: 5", "Expected configs to be a list"),
+    ],
+)
+def test_a_malformed_card_header_is_one_line_naming_the_card(header, reason, tmp_path, capsys):
+    folder = tmp_path / "data"
+    write_jsonl(folder / "test.jsonl", sample_rows())
+    (folder / "README.md").write_text(f"---\n{header}\n---\n# 数据集\n", encoding="utf-8")
+    with pytest.raises(DataSourceError, match=f"^{re.escape(str(folder / 'README.md'))}: malformed dataset card"):
+        load_any(folder)
+    assert main(["data", "validate", str(folder)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and reason in err and "Traceback" not in err
+    (folder / "README.md").write_text("---\nlicense: apache-2.0\n---\n# 数据集\n", encoding="utf-8")
+    assert len(load_any(folder)) == 35  # a well-formed header without configs: the files by their names
+
+
+def test_a_file_is_read_once_so_an_append_during_the_run_changes_nothing(tmp_path, monkeypatch):
+    import gacc_hf.data.jsonl as jsonl
+    import gacc_hf.data.loading as loading
+
+    path = write_jsonl(tmp_path / "data.jsonl", sample_rows()[:3])
+    reads: list[str] = []
+    read_file, build = jsonl.read_file, loading.build
+
+    def counted(p):
+        reads.append(str(p))
+        return read_file(p)
+
+    def append_then_build(*args, **kwargs):  # a writer appends between the check and the build
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write('{"not": "a row of the schema"}\nnot even JSON\n')
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(jsonl, "read_file", counted)
+    monkeypatch.setattr("gacc_hf.data.builder.read_file", counted)
+    monkeypatch.setattr(loading, "build", append_then_build)
+    loaded = load_any(path)
+    assert loaded["goal_id"] == [r["goal_id"] for r in sample_rows()[:3]]  # the rows as checked
+    assert reads == [str(path)]
+    with pytest.raises(DataValidationError, match="line 5 is not valid JSON"):
+        load_any(path)  # the next run reads the appended lines, and refuses them

@@ -49,3 +49,23 @@ def hf_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "hf-datasets"
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", root)
     return root
+
+
+# One row per question (the flat layout), in English and Chinese, written by hand: two goals, four questions.
+EN_TEXT = "Movers pack up to four boxes per person.\nOld badges stop working on 4 October.\n"
+ZH_TEXT = "搬家公司为每人打包最多四个箱子。\n新工牌在一楼前台领取。\n"
+FLAT_ROWS: list[dict[str, Any]] = [
+    {"context_id": "en-1", "context": EN_TEXT, "goal_id": "en-1/g1", "goal": "Pack for the move",
+     "question_id": "q1", "question": "How many boxes may each person pack?", "references": ["four", "4"]},
+    {"context_id": "en-1", "context": EN_TEXT, "goal_id": "en-1/g1", "goal": "Pack for the move",
+     "question_id": "q2", "question": "When do old badges stop working?", "references": "4 October"},
+    {"context_id": "zh-1", "context": ZH_TEXT, "goal_id": "zh-1/g1", "goal": "准备搬家",
+     "question_id": "q3", "question": "新工牌在哪里领取？", "references": ["一楼前台"]},
+    {"context_id": "zh-1", "context": ZH_TEXT, "goal_id": "zh-1/g1", "goal": "准备搬家",
+     "question_id": "q4", "question": "每人最多打包几个箱子？", "references": "四个"},
+]  # fmt: skip
+
+
+def flat_rows(**renamed: str) -> list[dict[str, Any]]:
+    """A deep copy of FLAT_ROWS, its columns renamed (`context="text"` names the context column `text`)."""
+    return [{renamed.get(k, k): v for k, v in row.items()} for row in copy.deepcopy(FLAT_ROWS)]

@@ -20,6 +20,30 @@ def test_goal_lines_keeps_matching_lines_in_source_order_within_budget():
     assert tight == "Replica count: 12" and len(get_codec().encode(tight)) <= 7
 
 
+ONE_LINE = "The office moves on Monday. Movers pack four boxes per person. Old badges stop working on 4 October."
+ONE_LINE_ZH = "办公室周一搬迁。搬家公司为每人打包最多四个箱子。旧工牌十月四日停用。"
+
+
+@pytest.mark.parametrize(
+    ("text", "goal", "kept"),
+    [
+        (ONE_LINE, "how many boxes can I pack?", "Movers pack four boxes per person."),
+        (ONE_LINE_ZH, "打包几个箱子", "搬家公司为每人打包最多四个箱子。"),
+    ],
+)
+def test_goal_lines_packs_text_without_line_breaks_by_sentence(text, goal, kept):
+    codec = get_codec()
+    budget = len(codec.encode(kept + "\n")) + 2  # room for the matching sentence, not for the whole line
+    assert len(codec.encode(text)) > budget
+    assert GoalLinesCompressor()(CompressorInput(text, goal, budget)) == kept
+
+
+def test_goal_lines_keeps_the_head_of_a_sentence_longer_than_the_budget():
+    sentence = "Movers pack four boxes per person and label every box with its owner's name and desk number"
+    out = GoalLinesCompressor()(CompressorInput(sentence, "label the boxes", 6))
+    assert out and sentence.startswith(out) and len(get_codec().encode(out)) == 6
+
+
 def test_goal_lines_without_goal_falls_back_to_head():
     out = GoalLinesCompressor()(CompressorInput(DOC, "", 8))
     assert DOC.startswith(out) and out.startswith("Title line")

@@ -384,7 +384,7 @@ def test_a_repeated_key_does_not_hide_the_files_other_problems(tmp_path, capsys)
     assert main(["data", "validate", str(path)]) == 2
     out = capsys.readouterr().out
     assert "row 0, field 'goal': line 1 has the key 'goal' twice" in out
-    assert "row 0 (goal_id='syn-0-000000/g0'), field 'questions'" in out  # hidden before
-    assert "row 1 (goal_id='syn-0-000000/g1'), field 'gold'" in out
+    assert "row 0 (goal_id='syn-0-000000/g0'), line 1, field 'questions'" in out  # hidden before
+    assert "row 1 (goal_id='syn-0-000000/g1'), line 2, field 'gold'" in out
     assert main(["run", "--preset", "rules", "--data", str(path), "--output-dir", str(tmp_path / "o")]) == 2
     assert "twice" in capsys.readouterr().err and not (tmp_path / "o").exists()  # loading still refuses
