@@ -264,10 +264,11 @@ class Cache:
                 if problem is None:
                     found[key] = value
                 else:
-                    self._reject(kind, key, problem)
+                    self.reject(kind, key, problem)
         return found
 
-    def _reject(self, kind: str, key: str, problem: str) -> None:
+    def reject(self, kind: str, key: str, problem: str) -> None:
+        """Mark a stored entry unusable: logged once, listed in `rejected`, replaced by the next write of its key."""
         if (kind, key) not in self._bad:
             self._bad.add((kind, key))
             self.rejected.append(f"{kind}/{key}: {problem}")
@@ -328,7 +329,7 @@ class Cache:
                 if problem is None:
                     yield kind, key, value
                 else:
-                    self._reject(kind, key, problem)
+                    self.reject(kind, key, problem)
 
     def check(self) -> list[str]:
         """Problems found by SQLite's integrity check and by parsing and shape-checking every value
