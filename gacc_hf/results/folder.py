@@ -38,7 +38,7 @@ from gacc_hf.results.layout import (
 )
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
-from gacc_hf.scoring.by_language import score_by_language
+from gacc_hf.scoring.by_language import language_mismatch, score_by_language
 from gacc_hf.scoring.compare import condition_gaps
 from gacc_hf.scoring.scores import score_answers
 
@@ -218,6 +218,8 @@ def verify_folder(run_dir: str | Path) -> RunResults:
     rows, counted = run.payload.get("exposures"), run.payload["integrity"].get("exposures")
     if rows is not None and counted != len(rows):
         raise ResultsError(f"{path}: integrity.exposures is {counted} but {len(rows)} exposure row(s) are recorded")
+    if problem := language_mismatch(run.payload, run.answers):
+        raise ResultsError(f"{path}: {problem} ({ANSWERS_FILE}); this file was edited or is damaged")
     derived = derived_figures(run.answers, run.config)
     _verify(path, "scores", run.scores, derived["scores"], ("compressor", "condition", "ratio"))
     if "scores_by_language" in run.payload:  # absent from folders written before answers carried a language

@@ -338,3 +338,51 @@ def test_rebuild_through_the_latest_symlink_replaces_the_folder_it_points_at(run
         run[0] / "report.md"
     ).read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["20261201T000000Z-x", "latest"]
+
+
+def _bilingual_copy(tmp_path, edit):
+    folder = tmp_path / "bilingual"
+    shutil.copytree(Path(__file__).parents[2] / "docs" / "results" / "bilingual", folder)
+    payload = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    edit(payload)
+    (folder / "results.json").write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return folder
+
+
+def _drop_zh(payload):
+    del payload["config"]["data"]["languages"]["zh"]
+
+
+def _swap(payload):
+    languages = payload["config"]["data"]["languages"]
+    payload["config"]["data"]["languages"] = {"en": languages["zh"], "zh": languages["en"]}
+
+
+EDITS = {
+    "zh removed from the config": (_drop_zh, "the config records languages [en] but the answers have [en, zh]"),
+    "the languages' counts swapped": (_swap, "the config records 84 en questions, the answers 155"),
+    "scores_by_language removed": (
+        lambda p: p.pop("scores_by_language"),
+        "scores_by_language is missing although the answers record languages [en, zh]",
+    ),
+    "zh rows removed from scores_by_language": (
+        lambda p: p.update(scores_by_language=[s for s in p["scores_by_language"] if s["language"] != "zh"]),
+        "scores_by_language cover other cells than those derived from answers.parquet",
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
+def test_report_and_publish_refuse_languages_that_disagree_with_the_answers(edit, tmp_path, capsys):
+    change, message = EDITS[edit]
+    folder = _bilingual_copy(tmp_path, change)
+    assert main(["report", str(folder)]) == 2
+    assert message in capsys.readouterr().err
+    publish = ["publish", str(folder), "--repo-id", "me/model", "--compressor", "full-context", "--dry-run"]
+    assert main(publish) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_recorded_bilingual_folder_has_languages_that_agree(tmp_path, capsys):
+    folder = _bilingual_copy(tmp_path, lambda p: None)
+    assert main(["report", str(folder)]) == 0
