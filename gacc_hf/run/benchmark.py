@@ -61,14 +61,20 @@ def check_ratios(ratios: RatioLike | Sequence[RatioLike]) -> list[tuple[RatioLik
 
 
 def data_languages(groups: list[Group]) -> dict[str, dict[str, Any]]:
-    """Per language (first-seen order): its goals, questions, and whether any group's tag was detected
-    rather than declared in the data."""
+    """Per language (first-seen order): its goals, questions, whether any group's tag was detected rather than
+    declared in the data, and (`declared`) the tags the data declared for it where one differs from its name."""
     out: dict[str, dict[str, Any]] = {}
     for g in groups:
         entry = out.setdefault(g.language_tag, {"n_groups": 0, "n_questions": 0, "detected": False})
         entry["n_groups"] += 1
         entry["n_questions"] += len(g.questions)
         entry["detected"] = entry["detected"] or g.language_detected
+        if g.language is not None:
+            entry.setdefault("declared", set()).add(g.language)
+    for language, entry in out.items():
+        declared = sorted(entry.pop("declared", ()))
+        if declared and declared != [language]:
+            entry["declared"] = declared
     return out
 
 
