@@ -95,15 +95,29 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    from gacc_hf.hub import commit as hub
+
+    if not args.dry_run:
+        hub.require_online(f"publish to {args.repo_id}")
+        hub.require_reachable(f"publish to {args.repo_id}")
+    try:
+        return _publish(args)
+    except Exception as exc:
+        if args.dry_run or not hub.connection_error(exc):
+            raise
+        raise hub.OfflineError(
+            f"cannot publish to {args.repo_id}: the Hub at {hub.hub_endpoint()} stopped answering "
+            f"({type(exc).__name__}: {exc}); nothing or part was pushed: rerun when the network is back"
+        ) from None
+
+
+def _publish(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from huggingface_hub import HfApi
 
-    from gacc_hf.hub import commit as hub
     from gacc_hf.hub import model_card
 
-    if not args.dry_run:
-        hub.require_online(f"publish to {args.repo_id}")
     if args.card and not Path(args.card).is_file():
         raise ValueError(f"--card {args.card}: no such file")
     plan = functools.partial(

@@ -34,7 +34,7 @@ from huggingface_hub import (
     ModelCardData,
     eval_result_entries_to_yaml,
 )
-from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
 
 from gacc_hf.hub.commit import commit, describe_plan, folder_operations
 from gacc_hf.results.folder import verify_folder
@@ -440,6 +440,8 @@ def fetch_card(api: HfApi, repo_id: str) -> str | None:
     """The model's current card on the Hub, or None when the repo or its README does not exist yet."""
     try:
         path = api.hf_hub_download(repo_id, "README.md")
+    except LocalEntryNotFoundError:  # the network failed: publishing without the current card would drop it
+        raise
     except (RepositoryNotFoundError, EntryNotFoundError):
         return None
     return Path(path).read_text(encoding="utf-8")
