@@ -48,7 +48,8 @@ def _limit(text: str) -> int | float:
     try:
         return parse_limit(text)
     except RunConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
+        note = "unlike lm-eval's --limit, which counts examples, this counts groups: a goal with its questions"
+        raise argparse.ArgumentTypeError(f"{exc} ({note})") from exc
 
 
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
