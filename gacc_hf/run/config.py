@@ -125,11 +125,32 @@ class RunConfig:
         return values
 
     def dump(self, path: str | Path) -> Path:
-        """Write this config as YAML that `gacc run --config` reads back to the same run."""
+        """Write this config as YAML that `gacc run --config` reads back to the same run, with a cache folder
+        that means something on another machine (`portable_cache_dir`)."""
         path = Path(path)
         head = "# The resolved run: `gacc run --config <this file>` runs it again (options given override it).\n"
-        path.write_text(head + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+        values = self.to_dict()
+        values["cache_dir"], moved = portable_cache_dir(self.cache_dir)
+        if moved:
+            head += "# The run's cache was a folder outside its working directory: pass --cache-dir to reuse it.\n"
+        path.write_text(head + yaml.safe_dump(values, sort_keys=False, allow_unicode=True), encoding="utf-8")
         return path
+
+
+def portable_cache_dir(cache_dir: str | None, cwd: str | Path | None = None) -> tuple[str | None, bool]:
+    """The cache folder a shared config names, and whether it is not the run's own: a relative folder as it
+    is, an absolute one inside the working directory made relative to it, any other the default (an absolute
+    path names one machine's folders, and its user's).
+
+    >>> portable_cache_dir("/home/me/proj/cache", "/home/me/proj"), portable_cache_dir("/tmp/c", "/home/me/proj")
+    (('cache', False), ('.gacc_cache', True))
+    """
+    if cache_dir is None or not Path(cache_dir).is_absolute():
+        return cache_dir, False
+    try:
+        return str(Path(cache_dir).relative_to(Path(cwd) if cwd is not None else Path.cwd())), False
+    except ValueError:
+        return RUN_DEFAULTS["cache_dir"], True
 
 
 def check(values: Mapping[str, Any], where: str) -> dict[str, Any]:

@@ -130,3 +130,34 @@ def test_a_result_config_without_a_data_spec_needs_data_given():
     with pytest.raises(RunConfigError, match="names no data"):
         resolve(run.to_dict(), {})
     assert resolve(run.to_dict(), {"data": "sample"}).data == "sample"
+
+
+@pytest.mark.parametrize(
+    ("given", "written", "note"),
+    [
+        ("{cwd}/caches/c", "caches/c", False),  # inside the working directory: made relative to it
+        ("{other}/cache", ".gacc_cache", True),  # outside: one machine's folder, replaced by the default
+        ("my cache/缓存", "my cache/缓存", False),  # relative: kept
+        (None, None, False),
+    ],
+)
+def test_a_saved_config_names_no_folder_of_this_machine(tmp_path, monkeypatch, given, written, note):
+    cwd, other = tmp_path / "project", tmp_path / "elsewhere"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    cache_dir = given.format(cwd=cwd, other=other) if given else None
+    run = resolve({"cache_dir": cache_dir}, {"preset": "rules"})
+    text = run.dump(tmp_path / "config.yaml").read_text(encoding="utf-8")
+    assert load(tmp_path / "config.yaml")["cache_dir"] == written
+    assert str(tmp_path) not in text
+    assert ("pass --cache-dir to reuse it" in text) is note
+
+
+def test_the_shipped_configs_name_no_maintainer_folder():
+    from tests.helpers.paths import ROOT
+
+    shipped = sorted((ROOT / "docs" / "results").glob("*/config.yaml"))
+    assert len(shipped) == 3
+    for path in shipped:
+        cache_dir = load(path)["cache_dir"]
+        assert cache_dir == ".gacc_cache", path
