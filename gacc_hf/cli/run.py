@@ -95,7 +95,9 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
         "another layout; one row per question is grouped by goal_id)",
     )
     p.add_argument(
-        "--limit", type=_limit, help="run on the first N groups only, or a fraction (0.1): a partial run, a quick try"
+        "--limit",
+        type=_limit,
+        help="run on the first N groups of each language only, or a fraction (0.1): a partial run, a quick try",
     )
     p.add_argument(
         "--compressors", type=_csv, help=f"comma-separated compressor names (default: {','.join(main.compressors)})"

@@ -25,7 +25,7 @@ from gacc_hf.run.calls import Executor, Method, MethodError, OnError, resolve_me
 from gacc_hf.run.collection import fewer_collections
 from gacc_hf.run.compress import compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
-from gacc_hf.run.config import check_limit, limited_count
+from gacc_hf.run.config import check_limit, limited_groups
 from gacc_hf.run.matches import match_memories
 from gacc_hf.run.plan import plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
@@ -211,9 +211,9 @@ def _validate(
     groups = validate(dataset)
     limited = None
     if limit is not None:
-        kept = limited_count(check_limit(limit), len(groups))
-        limited = {"value": limit, "groups": kept, "of": len(groups)}
-        groups = groups[:kept]
+        kept = limited_groups(groups, check_limit(limit))
+        limited = {"value": limit, "groups": len(kept), "of": len(groups)}
+        groups = kept
     pairs = check_ratios(ratios)
     conds = check_conditions(conditions)
     _check_settings(settings["on_error"], settings["batch_size"], settings["n_bootstrap"])

@@ -14,11 +14,11 @@ import math
 import re
 import reprlib
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -27,6 +27,8 @@ from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_prese
 
 CONFIG_FILE = "config.yaml"
 Limit = int | float
+if TYPE_CHECKING:
+    from gacc_hf.data.schema import Group
 
 
 def _is_int(v: Any) -> bool:
@@ -221,6 +223,16 @@ def parse_limit(text: str) -> Limit:
 def limited_count(limit: Limit, n_groups: int) -> int:
     """How many groups (the first ones) a limit keeps: N itself, or the fraction rounded up (at least 1)."""
     return min(n_groups, limit if isinstance(limit, int) else max(1, math.ceil(limit * n_groups)))
+
+
+def limited_groups(groups: Sequence[Group], limit: Limit) -> list[Group]:
+    """The groups a limit keeps: the first N (or the fraction) of each language, in the data's order, so a
+    limited run on bilingual data still scores both languages (`language_tag`; one language: the first N)."""
+    by_language: dict[str, list[Group]] = {}
+    for group in groups:
+        by_language.setdefault(group.language_tag, []).append(group)
+    kept = {id(g) for same in by_language.values() for g in same[: limited_count(limit, len(same))]}
+    return [g for g in groups if id(g) in kept]
 
 
 def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any]) -> RunConfig:

@@ -161,3 +161,29 @@ def test_the_shipped_configs_name_no_maintainer_folder():
     for path in shipped:
         cache_dir = load(path)["cache_dir"]
         assert cache_dir == ".gacc_cache", path
+
+
+@pytest.mark.parametrize(("limit", "english", "chinese"), [(4, 4, 4), (0.1, 4, 2), (40, 35, 18)])
+def test_a_limit_keeps_the_first_groups_of_each_language(limit, english, chinese):
+    from gacc_hf.data.loading import load_any
+    from gacc_hf.data.schema import validate
+    from gacc_hf.run.config import limited_groups
+
+    groups = validate(load_any("sample:all"))  # 35 English goals, then 18 Chinese
+    kept = limited_groups(groups, limit)
+    # 0.1 of 35 rounds up to 4, of 18 to 2; 40 keeps every one of both
+    assert [g.language_tag for g in kept] == ["en"] * english + ["zh"] * chinese
+    assert kept == [g for g in groups if g in kept]  # in the data's order, the first of each
+    assert kept[:english] == groups[:english] and kept[english:] == groups[35 : 35 + chinese]
+    one_language = validate(load_any("sample"))
+    assert limited_groups(one_language, 4) == one_language[:4]
+
+
+def test_a_limited_bilingual_run_scores_both_languages():
+    from gacc_hf.data.loading import load_any
+    from gacc_hf.run.benchmark import run_benchmark
+
+    result = run_benchmark(load_any("sample:all"), compressor="truncate", reader="fields", judge="exact",
+                           ratios=[0.2], conditions=["full"], limit=4, progress=False)  # fmt: skip
+    assert result.config["limit"] == {"value": 4, "groups": 8, "of": 53}
+    assert [s["language"] for s in result.scores_by_language] == ["en", "zh"]
