@@ -200,8 +200,8 @@ def eval_results(run: RunResults, compressor: str, dataset: DatasetRef) -> list[
                 "n_goals": s["n_goals"],
                 "data_fingerprint": dataset.fingerprint,
             }
-            if s[f"{m}_ci_low"] is not None:
-                args["ci95"] = [s[f"{m}_ci_low"], s[f"{m}_ci_high"]]
+            if s[f"{m}_ci_low"] is not None:  # to 4 places: a bootstrap bound carries no more (the card's table: 3)
+                args["ci95"] = [round(s[f"{m}_ci_low"], 4), round(s[f"{m}_ci_high"], 4)]
             out.append(
                 EvalResult(
                     task_type=TASK_TYPE,

@@ -312,3 +312,19 @@ def test_a_schema_1_folder_must_be_upgraded_by_gacc_report_first(run_dir, tmp_pa
         publish_plan(old, "me/m", compressor="goal-lines")
     assert main(["report", str(old)]) == 0
     assert publish_plan(old, "me/m", compressor="goal-lines")
+
+
+def test_the_card_names_its_data_once_and_rounds_the_ci_bounds(run_dir, capsys):
+    assert _dry_run(run_dir) == 0
+    card_text = capsys.readouterr().out.split(CARD, 1)[1]
+    body = card_text.split("<!-- gacc-bench-results:start -->", 1)[1]
+    assert body.count("gacc-hf synthetic data (rule-made; not the GACC-Bench release)") == 1
+    assert body.count("GACC-Bench release") == 2  # the data's name, then the one warning in bold
+    doc = json.loads((run_dir / "results.json").read_text())
+    raw = {(s["condition"], s["ratio"]): s for s in doc["scores"] if s["compressor"] == "goal-lines"}
+    for (metric, condition, ratio), r in _parsed(card_text).items():
+        low, high = r.metric_args["ci95"]
+        stored = raw[(condition, ratio)]
+        m = metric.removeprefix("gacc_")
+        assert (low, high) == (round(stored[f"{m}_ci_low"], 4), round(stored[f"{m}_ci_high"], 4))
+        assert len(repr(low).split(".")[-1]) <= 4 and len(repr(high).split(".")[-1]) <= 4
