@@ -1,18 +1,17 @@
 """A model's GACC-Bench results as Hub cards and an upload plan (pure functions), then one commit per repo.
 
-Publishing is verified: `publish_plan` starts from the folder and runs every check `gacc report` runs
-(parquet checksums, every figure re-derived from `answers.parquet`), then refuses a run with a non-zero
-integrity counter, a partial run (`--limit`), and one with recorded errors unless they are allowed (the card
-then says how many). The card's dataset comes from the data identity the run recorded: the bundled sample
-and synthetic data are named as what they are, never as the GACC-Bench release, and a run on a local file
-needs the Hub dataset it is named explicitly.
+Publishing is verified: `publish_plan` starts from the folder and runs every check `gacc report` runs (parquet
+checksums, every figure re-derived from `answers.parquet`), then refuses a run with a non-zero integrity counter, a
+partial run (`--limit`), and one with recorded errors unless they are allowed (the card then says how many). The
+card's dataset comes from the data identity the run recorded: the bundled sample and synthetic data are named as what
+they are, never as the GACC-Bench release, and a run on a local file needs the Hub dataset it is named explicitly.
 
-The model card gets `model-index` entries (`gacc_micro` / `gacc_macro`, one per condition and retention ratio,
-with the dataset, config, split, data fingerprint, ratio and condition as metric args) and a results section
-rendered from the package template `templates/model_card.md.j2`. Ceilings (full context, oracle) are shown there as
-upper bounds and never enter the model-index. Optionally a details dataset (answers + memory ledger + its own
-card) and `.eval_results/` entries are planned too. Nothing here touches the network except `fetch_card` and
-`publish`, which take their `HfApi` as an argument.
+The model card gets `model-index` entries (`gacc_micro` / `gacc_macro`, one per condition and retention ratio, with
+the dataset, config, split, data fingerprint, ratio and condition as metric args) and a results section rendered from
+the package template `templates/model_card.md.j2`. Ceilings (full context, oracle) are shown there as upper bounds and
+never enter the model-index. Optionally a details dataset (answers + memory ledger + its own card) and
+`.eval_results/` entries are planned too. Nothing here touches the network except `fetch_card` and `publish`, which
+take their `HfApi` as an argument.
 """
 
 from __future__ import annotations
@@ -70,9 +69,8 @@ class PublishError(ValueError):
 class DatasetRef:
     """The data a run used, as the card names it (model-index `dataset`).
 
-    `bundled` is True for the sample and synthetic data: the card then says the scores are not on the
-    GACC-Bench release. `fingerprint` is the sha256 of the judge-view rows the run recorded.
-    """
+    `bundled` is True for the sample and synthetic data: the card then says the scores are not on the GACC-Bench
+    release. `fingerprint` is the sha256 of the judge-view rows the run recorded."""
 
     id: str
     name: str
