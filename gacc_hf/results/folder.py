@@ -225,6 +225,8 @@ def verify_folder(run_dir: str | Path) -> RunResults:
     if "scores_by_language" in run.payload:  # absent from folders written before answers carried a language
         key = ("language", "compressor", "condition", "ratio")
         _verify(path, "scores_by_language", run.payload["scores_by_language"], derived["scores_by_language"], key)
+    elif derived["scores_by_language"]:  # a language's scores are never left out of a report or card
+        run.payload = {**run.payload, "scores_by_language": derived["scores_by_language"]}
     if "gaps" in run.payload:
         _verify(path, "gaps", run.payload["gaps"], derived["gaps"], ("compressor", "gap", "ratio"))
     else:

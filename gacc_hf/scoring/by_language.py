@@ -35,11 +35,11 @@ def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def language_mismatch(payload: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) -> str | None:
     """What in a results document's languages disagrees with its answer rows (None: nothing): the languages
-    its config records and their question counts, and whether it has per-language scores. Rows that record
-    no language (folders written before they did) are not checked.
+    its config records and their question counts (its `scores_by_language` are checked as its scores are).
+    Rows that record no language (folders written before they did) are not checked.
 
     >>> rows = [{"language": "en", "question_id": "q1"}, {"language": "zh", "question_id": "q2"}]
-    >>> payload = {"config": {"data": {"languages": {"en": {"n_questions": 1}}}}, "scores_by_language": []}
+    >>> payload = {"config": {"data": {"languages": {"en": {"n_questions": 1}}}}}
     >>> language_mismatch(payload, rows)
     'the config records languages [en] but the answers have [en, zh]'
     """
@@ -53,8 +53,6 @@ def language_mismatch(payload: Mapping[str, Any], answers: Sequence[Mapping[str,
         questions = len({row["question_id"] for row in answers if row["language"] == language})
         if entry.get("n_questions") != questions:
             return f"the config records {entry.get('n_questions')} {language} questions, the answers {questions}"
-    if "scores_by_language" not in payload:
-        return f"scores_by_language is missing although the answers record languages [{', '.join(found)}]"
     return None
 
 

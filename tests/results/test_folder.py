@@ -19,7 +19,7 @@ import pytest
 
 from gacc_hf.cli import main
 from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest, recover, write_atomic
-from gacc_hf.results.folder import read_folder, rebuild, write_results
+from gacc_hf.results.folder import read_folder, rebuild, verify_folder, write_results
 from gacc_hf.results.layout import SCHEMA_VERSION, ResultsError
 
 
@@ -361,10 +361,6 @@ def _swap(payload):
 EDITS = {
     "zh removed from the config": (_drop_zh, "the config records languages [en] but the answers have [en, zh]"),
     "the languages' counts swapped": (_swap, "the config records 84 en questions, the answers 155"),
-    "scores_by_language removed": (
-        lambda p: p.pop("scores_by_language"),
-        "scores_by_language is missing although the answers record languages [en, zh]",
-    ),
     "zh rows removed from scores_by_language": (
         lambda p: p.update(scores_by_language=[s for s in p["scores_by_language"] if s["language"] != "zh"]),
         "scores_by_language cover other cells than those derived from answers.parquet",
@@ -386,3 +382,12 @@ def test_report_and_publish_refuse_languages_that_disagree_with_the_answers(edit
 def test_the_recorded_bilingual_folder_has_languages_that_agree(tmp_path, capsys):
     folder = _bilingual_copy(tmp_path, lambda p: None)
     assert main(["report", str(folder)]) == 0
+
+
+def test_scores_by_language_left_out_are_derived_again_from_the_answers(tmp_path):
+    folder = _bilingual_copy(tmp_path, lambda p: p.pop("scores_by_language"))
+    recorded = Path(__file__).parents[2] / "docs" / "results" / "bilingual"
+    assert main(["report", str(folder)]) == 0
+    assert (folder / "report.md").read_text(encoding="utf-8") == (recorded / "report.md").read_text(encoding="utf-8")
+    recorded_rows = json.loads((recorded / "results.json").read_text(encoding="utf-8"))["scores_by_language"]
+    assert verify_folder(folder).payload["scores_by_language"] == recorded_rows
