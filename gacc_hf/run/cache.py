@@ -4,9 +4,9 @@ Format: one SQLite file (`gacc-cache.sqlite3` in the cache directory) with a sin
 
     entries(kind TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (kind, key))
 
-`kind` is one of `memory`, `answer`, `verdict`, `matches` (`gacc_hf.run.matches`), `count`; `key` is the
-sha256 of a canonical record of everything the value depends on (docs/protocol.md §11: content hashes of
-the inputs, the budget, the tokenizer revision and the method's name and revision); `value` is JSON.
+`kind` is one of `memory`, `answer`, `verdict`, `matches`, `matches-inputs`, `text` (`gacc_hf.run.matches`),
+`count`; `key` is the sha256 of a canonical record of everything the value depends on (docs/protocol.md §11:
+content hashes of the inputs, the budget, the tokenizer revision and the method's name and revision); `value` is JSON.
 Entries are immutable: a second write of the same key is ignored, so concurrent writers of the same
 content agree.
 
