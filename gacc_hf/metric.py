@@ -335,3 +335,35 @@ def install_metric(modules_cache: str | os.PathLike[str] | None = None) -> str:
     meta = {"original file path": source, "local file path": str(target)}
     (target_dir / "gacc.json").write_text(json.dumps(meta), encoding="utf-8")
     return str(target)
+
+
+NOTICE_PTH = "gacc-hf-metric.pth"
+# One line that Python runs at start-up (a `.pth` line that begins with `import`): it drops evaluate's notice
+# that it is "Using the latest cached version" of this metric, and no other record.
+_NOTICE_FILTER = (
+    'import logging; logging.getLogger("evaluate.loading").addFilter(lambda record: not ('
+    '"evaluate-metric--gacc" in str(record.msg) and "couldn\'t be found locally" in str(record.msg)))\n'
+)
+
+
+def quiet_cached_notice(site_dir: str | os.PathLike[str] | None = None) -> str | None:
+    """Silence evaluate's warning on every offline `evaluate.load("gacc")` of the installed metric; the `.pth`
+    file written, or None where `site_dir` (default: this environment's site-packages) is not writable.
+
+    evaluate says it found the metric neither "locally" nor "remotely on the Hugging Face Hub" and uses its
+    cached copy, which is exactly where `install_metric` put it: the notice is right for a metric fetched from
+    the Hub, noise for this one. It is printed inside `evaluate.load`, before any of our code runs, so the
+    filter is installed at interpreter start-up by a `.pth` file; it matches this metric's cache folder only.
+    """
+    import sysconfig
+
+    folder = Path(site_dir if site_dir is not None else sysconfig.get_paths()["purelib"])
+    staged = folder / f".{NOTICE_PTH}.tmp"  # not read at start-up: only names ending in .pth are
+    try:
+        staged.write_text(_NOTICE_FILTER, encoding="utf-8")
+        os.replace(staged, folder / NOTICE_PTH)
+    except OSError:
+        with contextlib.suppress(OSError):
+            staged.unlink()
+        return None
+    return str(folder / NOTICE_PTH)

@@ -422,3 +422,40 @@ def test_class_docstring_carries_the_kwargs_examples() -> None:
     examples = doctest.DocTestParser().get_examples(Gacc.__doc__)
     assert len(examples) >= 10
     assert gm._KWARGS_DESCRIPTION.strip() in Gacc.__doc__
+
+
+QUIET_CHILD = """
+import logging, site, sys
+if sys.argv[1] != "-":
+    site.addsitedir(sys.argv[1])  # the environment's site-packages, as at start-up
+import evaluate
+import gacc_hf.metric as gm
+gm.install_metric()
+evaluate.load("gacc")
+logging.getLogger("evaluate.loading").warning("evaluate-metric--other couldn't be found locally at x")
+logging.getLogger("evaluate.loading").warning("evaluate-metric--gacc: another notice")
+print("{}")
+"""
+
+
+def test_the_cached_copy_notice_is_silenced_for_this_metric_only(tmp_path: Path) -> None:
+    site_dir = tmp_path / "site"
+    site_dir.mkdir()
+    written = gm.quiet_cached_notice(site_dir)
+    assert written == str(site_dir / gm.NOTICE_PTH) and sorted(p.name for p in site_dir.iterdir()) == [gm.NOTICE_PTH]
+    env = {**offline_env(tmp_path, tmp_path / "modules"), "PYTHONPATH": str(REPO)}
+    loud, quiet = (
+        subprocess.run([sys.executable, "-c", QUIET_CHILD, arg], cwd=tmp_path, env=env, capture_output=True, text=True)
+        for arg in ("-", str(site_dir))
+    )
+    notice = "evaluate-metric--gacc/"
+    assert loud.returncode == quiet.returncode == 0, quiet.stderr
+    assert notice in loud.stderr and "couldn't be found locally" in loud.stderr  # what a user saw on every load
+    assert notice not in quiet.stderr
+    assert "evaluate-metric--other couldn't be found" in quiet.stderr  # other metrics' notices stay
+    assert "evaluate-metric--gacc: another" in quiet.stderr
+
+
+def test_an_unwritable_site_packages_gets_no_filter(tmp_path: Path) -> None:
+    assert gm.quiet_cached_notice(tmp_path / "missing") is None
+    assert not (tmp_path / "missing").exists()

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from gacc_hf import errors
 from gacc_hf.cli.cache import add_cache_parser
 from gacc_hf.cli.data import add_data_parser
+from gacc_hf.cli.hints import HintingParser
 from gacc_hf.cli.info import add_install_metric_parser, add_list_parser
 from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_report_parser, add_view_parser
 from gacc_hf.cli.run import add_run_parser
@@ -20,7 +21,7 @@ from gacc_hf.cli.verbosity import add_verbosity, configure_logging
 def build_parser() -> argparse.ArgumentParser:
     from gacc_hf import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = HintingParser(
         prog="gacc",
         description="GACC-Bench: goal-conditioned context compression",
         epilog=errors.EPILOG,

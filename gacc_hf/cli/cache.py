@@ -11,8 +11,14 @@ from gacc_hf import errors
 def add_cache_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("cache", help="check a cache folder, or merge the caches of several machines into one")
     cache = p.add_subparsers(dest="cache_command", required=True)
-    c = cache.add_parser("check", help="list every problem of a cache (damaged file, unusable entries); exit 2 if any")
+    c = cache.add_parser(
+        "check",
+        help="list every problem of a cache (damaged file, unusable entries, matches entries that differ from a "
+        "recomputation); exit 2 if any",
+    )
     c.add_argument("cache_dir", help="a --cache-dir folder")
+    c.add_argument("--full", action="store_true", help="recompute every matches entry (default: a random sample)")
+    c.add_argument("--sample", type=int, default=None, metavar="N", help="matches entries to recompute (default 200)")
     c.set_defaults(func=cmd_cache_check)
     m = cache.add_parser("merge", help="copy every usable entry of the SOURCE caches into TARGET")
     m.add_argument("target", help="the cache folder to fill (created if missing)")
@@ -21,11 +27,21 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_cache_check(args: argparse.Namespace) -> int:
-    from gacc_hf.run.cache import CACHE_FILENAME, check_cache
+    from gacc_hf.run.cache import CACHE_FILENAME, Cache, check_cache
+    from gacc_hf.run.matches_check import DEFAULT_SAMPLE, check_matches
 
     if not (Path(args.cache_dir) / CACHE_FILENAME).is_file():
         raise ValueError(f"{args.cache_dir} holds no cache ({CACHE_FILENAME})")
+    if args.sample is not None and args.sample < 1:
+        raise ValueError(f"--sample {args.sample}: give at least 1 (or --full for every entry)")
     problems = check_cache(args.cache_dir)
+    if not problems:  # a cache that opens: its matches entries recomputed
+        with Cache(args.cache_dir) as cache:
+            sample = None if args.full else (args.sample or DEFAULT_SAMPLE)
+            found = check_matches(cache, sample)
+        problems = found.problems
+        other = f", {found.other_revision} of another matcher revision not recomputed" if found.other_revision else ""
+        print(f"matches: {found.checked} entries recomputed{' (all)' if args.full else ''}{other}")
     for problem in problems:
         print(problem)
     print(f"{len(problems)} problem(s) in {args.cache_dir}" if problems else f"ok: no problems in {args.cache_dir}")

@@ -38,7 +38,13 @@ def add_install_metric_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_install_metric(args: argparse.Namespace) -> int:
-    from gacc_hf.metric import install_metric
+    from gacc_hf.metric import install_metric, quiet_cached_notice
 
     print(install_metric())
+    quiet = quiet_cached_notice()
+    print(
+        f"evaluate's notice that it uses its cached copy of the metric is silenced by {quiet}"
+        if quiet
+        else "site-packages is not writable: evaluate will note on each load that it uses its cached copy (this one)"
+    )
     return 0

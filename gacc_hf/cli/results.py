@@ -122,6 +122,23 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    from gacc_hf.hub import commit as hub
+
+    if not args.dry_run:
+        hub.require_online(f"publish to {args.repo_id}")
+        hub.require_reachable(f"publish to {args.repo_id}")
+    try:
+        return _publish(args)
+    except Exception as exc:
+        if args.dry_run or not hub.connection_error(exc):
+            raise
+        raise hub.OfflineError(
+            f"cannot publish to {args.repo_id}: the Hub at {hub.hub_endpoint()} stopped answering "
+            f"({type(exc).__name__}: {exc}); nothing or part was pushed: rerun when the network is back"
+        ) from None
+
+
+def _publish(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from huggingface_hub import HfApi
@@ -129,8 +146,6 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from gacc_hf.hub import commit as hub
     from gacc_hf.hub import model_card
 
-    if not args.dry_run:
-        hub.require_online(f"publish to {args.repo_id}")
     for flag, path in (("--card", args.card), ("--eval-yaml", args.eval_yaml)):
         if path and not Path(path).is_file():
             raise ValueError(f"{flag} {path}: no such file")

@@ -48,7 +48,8 @@ def _limit(text: str) -> int | float:
     try:
         return parse_limit(text)
     except RunConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from exc
+        note = "unlike lm-eval's --limit, which counts examples, this counts groups: a goal with its questions"
+        raise argparse.ArgumentTypeError(f"{exc} ({note})") from exc
 
 
 def add_run_parser(sub: argparse._SubParsersAction) -> None:
@@ -94,7 +95,9 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
         "another layout; one row per question is grouped by goal_id)",
     )
     p.add_argument(
-        "--limit", type=_limit, help="run on the first N groups only, or a fraction (0.1): a partial run, a quick try"
+        "--limit",
+        type=_limit,
+        help="run on the first N groups of each language only, or a fraction (0.1): a partial run, a quick try",
     )
     p.add_argument(
         "--compressors", type=_csv, help=f"comma-separated compressor names (default: {','.join(main.compressors)})"

@@ -5,6 +5,10 @@ well-formed BCP-47 tag such as `en`, `zh` or `zh-Hans`, kept in its canonical le
 it gets the language detected from its context, goal and questions and is recorded as detected. Detection
 tells apart only the benchmark's two languages, by script: text written mostly in Han characters is `zh`,
 any other text is `en`. Data in a third language must declare its tag.
+
+Declared tags are scored under one language per language and script (`language_of`): `zh`, `zh-Hans` and
+`zh-CN` are all `zh`; a script other than the language's usual one stays apart (`zh-Hant`, `zh-TW`). A
+declared `en` or `zh` whose text detection reads as the other is kept, with a warning (`script_conflict`).
 """
 
 from __future__ import annotations
@@ -53,6 +57,39 @@ def canonical_tag(value: str) -> str | None:
     return "-".join(parts)
 
 
+# the script a language is written in unless its tag says otherwise, and regions that imply another script
+_USUAL_SCRIPT = {"en": "Latn", "zh": "Hans"}
+_REGION_SCRIPT = {("zh", "TW"): "Hant", ("zh", "HK"): "Hant", ("zh", "MO"): "Hant"}
+
+
+def language_of(tag: str) -> str:
+    """The language a declared tag is scored under: its primary subtag, followed by its script (given, or implied
+    by the region) when that is not the language's usual one; region, variants and extensions are dropped.
+
+    >>> [language_of(t) for t in ("zh", "zh-Hans", "zh-CN", "ZH-hans-cn", "en-US", "en-Latn-GB")]
+    ['zh', 'zh', 'zh', 'zh', 'en', 'en']
+    >>> language_of("zh-Hant"), language_of("zh-TW"), language_of("sr-Latn"), language_of("x-klingon")
+    ('zh-Hant', 'zh-Hant', 'sr-Latn', 'x-klingon')
+    """
+    match = _TAG.fullmatch(tag)
+    if match is None or match.group("language") is None:
+        return tag
+    language = match.group("language").lower()
+    base = language.split("-")[0]
+    script = (match.group("script") or "").title() or _REGION_SCRIPT.get((base, (match.group("region") or "").upper()))
+    return f"{language}-{script}" if script and script != _USUAL_SCRIPT.get(base) else language
+
+
+def script_conflict(declared: str, detected: str) -> bool:
+    """Whether a declared tag contradicts the script of its text: both are languages detection tells apart
+    (`en`, `zh`) and the text reads as the other one.
+
+    >>> script_conflict("en-US", "zh"), script_conflict("zh-Hans", "zh"), script_conflict("fr", "en")
+    (True, False, False)
+    """
+    return primary(declared) in DETECTED and primary(declared) != detected
+
+
 def tag_problem(value: object) -> str | None:
     """Why a `language` value is unusable, or None for a well-formed tag."""
     if not isinstance(value, str):
@@ -87,7 +124,8 @@ def primary(tag: str) -> str:
 
 
 def row_language(row: Mapping[str, Any]) -> tuple[str, bool]:
-    """The language of a valid schema row and whether it was detected (True) rather than declared."""
+    """The language of a valid schema row (`language_of` its declared tag) and whether it was detected (True)
+    rather than declared."""
     if row.get("language") is not None:
-        return canonical_tag(row["language"]) or row["language"], False
+        return language_of(row["language"]), False
     return detect_language(row["context"], row["goal"], *(q["question"] for q in row["questions"])), True

@@ -7,6 +7,7 @@ lack the judge-only `gold` column. Rows are counted from 0, as in `dataset[i]`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -15,7 +16,7 @@ from typing import Any, Literal
 
 import datasets
 
-from gacc_hf.data.language import canonical_tag, detect_language, tag_problem
+from gacc_hf.data.language import canonical_tag, detect_language, language_of, script_conflict, tag_problem
 from gacc_hf.text.hygiene import encoding_problem, id_key, id_problem, visible
 
 Config = Literal["public", "judge"]
@@ -39,6 +40,7 @@ JUDGE_FEATURES = datasets.Features(
     }
 )
 STRING_COLUMNS = ("context_id", "source", "context", "goal_id", "goal")
+_log = logging.getLogger(__name__)
 # The optional `language` column (a BCP-47 tag): a dataset has it when a row declares it (null in the rows
 # that do not); data without it keeps the features (and the content) it always had.
 LANGUAGE_FEATURE = {"language": datasets.Value("string")}
@@ -92,7 +94,7 @@ class Group:
     """A validated (context, goal) pair with its questions and their gold references.
 
     `language` is the row's declared BCP-47 tag (canonical case), None when the row has none; `language_tag`
-    is the tag the harness uses: the declared one, else the one detected from the text.
+    is the language the harness scores it under: `language_of` the declared tag, else the one detected.
     """
 
     context_id: str
@@ -105,7 +107,12 @@ class Group:
 
     @cached_property
     def language_tag(self) -> str:
-        return self.language or detect_language(self.context, self.goal, *(q.question for q in self.questions))
+        return language_of(self.language) if self.language else self.detected_language
+
+    @cached_property
+    def detected_language(self) -> str:
+        """The language detection reads in the group's texts, whatever it declares."""
+        return detect_language(self.context, self.goal, *(q.question for q in self.questions))
 
     @property
     def language_detected(self) -> bool:
@@ -371,7 +378,23 @@ def validate(dataset: Any) -> list[Group]:
         groups.append(
             Group(row["context_id"], row["source"], row["context"], row["goal_id"], row["goal"], questions, language)
         )
+    _warn_script_conflicts(groups)
     return groups
+
+
+def _warn_script_conflicts(groups: Sequence[Group]) -> None:
+    """One warning for the goals whose declared `en`/`zh` tag their text's script contradicts (kept as declared)."""
+    conflicts = [g for g in groups if g.language and script_conflict(g.language, g.detected_language)]
+    if conflicts:
+        first = conflicts[0]
+        _log.warning(
+            "data: %d goal(s) declare a language their text's script contradicts (first: goal %s declares %r, its "
+            "text reads as %s); scored under the declared tag",
+            len(conflicts),
+            first.goal_id,
+            first.language,
+            first.detected_language,
+        )
 
 
 def public_view(dataset: datasets.Dataset) -> datasets.Dataset:

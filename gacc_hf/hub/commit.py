@@ -8,9 +8,11 @@ only place that writes to the Hub.
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from huggingface_hub import CommitOperationAdd, HfApi
 
@@ -18,9 +20,12 @@ from gacc_hf.redaction import redact
 
 _TEXT_SUFFIXES = (".md", ".html", ".json", ".yaml", ".yml", ".txt")
 
+# how long `require_reachable` waits for the Hub's TCP port: a reachable Hub answers in well under a second
+REACH_TIMEOUT_S = 4.0
+
 
 class OfflineError(RuntimeError):
-    """Publishing was asked for while the Hub is unreachable by configuration."""
+    """Publishing was asked for while the Hub is unreachable by configuration or by the network."""
 
 
 class PublishError(ValueError):
@@ -45,6 +50,35 @@ def require_online(action: str) -> None:
     """Fail before doing anything when HF_HUB_OFFLINE is set."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
         raise OfflineError(f"cannot {action}: HF_HUB_OFFLINE is set; unset it (and log in) to reach the Hub")
+
+
+def hub_endpoint() -> str:
+    """The Hub's address as huggingface_hub reads it (`HF_ENDPOINT`, else huggingface.co)."""
+    from huggingface_hub import constants
+
+    return constants.ENDPOINT
+
+
+def require_reachable(action: str, endpoint: str | None = None, timeout: float = REACH_TIMEOUT_S) -> None:
+    """Fail in at most `timeout` seconds, with one line, when the Hub's host does not accept a connection;
+    huggingface_hub would otherwise retry for half a minute and end in a traceback."""
+    url = urlsplit(endpoint or hub_endpoint())
+    port = url.port or (443 if url.scheme == "https" else 80)
+    try:
+        socket.create_connection((url.hostname or "", port), timeout=timeout).close()
+    except (OSError, UnicodeError) as exc:
+        raise OfflineError(
+            f"cannot {action}: the Hub at {url.scheme}://{url.netloc} is unreachable ({exc.strerror or exc}); "
+            "check the network (or HF_ENDPOINT) and rerun"
+        ) from None
+
+
+def connection_error(exc: BaseException) -> bool:
+    """Whether an exception raised while talking to the Hub is the network failing (not a refusal by the Hub)."""
+    import httpx2
+    from huggingface_hub.errors import LocalEntryNotFoundError  # a download the network failed
+
+    return isinstance(exc, httpx2.TransportError | LocalEntryNotFoundError | ConnectionError | TimeoutError)
 
 
 def folder_operations(folder: str | Path, path_in_repo: str = "") -> list[CommitOperationAdd]:

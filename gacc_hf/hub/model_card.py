@@ -1,11 +1,10 @@
 """A model's GACC-Bench results as Hub cards and an upload plan (pure functions), then one commit per repo.
 
-Publishing is verified: `publish_plan` starts from the folder and runs every check `gacc report` runs
-(parquet checksums, every figure re-derived from `answers.parquet`), then refuses a run with a non-zero
-integrity counter, a partial run (`--limit`), and one with recorded errors unless they are allowed (the card
-then says how many). The card's dataset comes from the data identity the run recorded: the bundled sample
-and synthetic data are named as what they are, never as the GACC-Bench release, and a run on a local file
-needs the Hub dataset it is named explicitly.
+Publishing is verified: `publish_plan` starts from the folder and runs every check `gacc report` runs (parquet
+checksums, every figure re-derived from `answers.parquet`), then refuses a run with a non-zero integrity counter, a
+partial run (`--limit`), and one with recorded errors unless they are allowed (the card then says how many). The
+card's dataset comes from the data identity the run recorded: the bundled sample and synthetic data are named as what
+they are, never as the GACC-Bench release, and a run on a local file needs the Hub dataset it is named explicitly.
 
 The model card gets `model-index` entries (`gacc_micro` / `gacc_macro`, one per condition and retention ratio,
 with the dataset, config, split, data fingerprint, ratio and condition as metric args) and a results section
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from huggingface_hub import CommitOperationAdd, EvalResult, HfApi, ModelCard, ModelCardData
-from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError
+from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
 
 from gacc_hf.hub.benchmark_yaml import EVAL_YAML
 from gacc_hf.hub.commit import PublishError, RepoPlan, check_no_secrets, commit, folder_operations
@@ -120,8 +119,8 @@ def eval_results(run: RunResults, compressor: str, dataset: DatasetRef) -> list[
                 "n_goals": s["n_goals"],
                 "data_fingerprint": dataset.fingerprint,
             }
-            if s[f"{m}_ci_low"] is not None:
-                args["ci95"] = [s[f"{m}_ci_low"], s[f"{m}_ci_high"]]
+            if s[f"{m}_ci_low"] is not None:  # to 4 places: a bootstrap bound carries no more (the card's table: 3)
+                args["ci95"] = [round(s[f"{m}_ci_low"], 4), round(s[f"{m}_ci_high"], 4)]
             out.append(
                 EvalResult(
                     task_type=TASK_TYPE,
@@ -324,6 +323,8 @@ def fetch_file(api: HfApi, repo_id: str, filename: str, repo_type: str = "model"
     """A file of a Hub repo as text, or None when the repo or the file does not exist yet."""
     try:
         path = api.hf_hub_download(repo_id, filename, repo_type=repo_type)
+    except LocalEntryNotFoundError:  # the network failed: publishing without the current file would drop it
+        raise
     except (RepositoryNotFoundError, EntryNotFoundError):
         return None
     return Path(path).read_text(encoding="utf-8")

@@ -129,6 +129,10 @@ class ServerError(RuntimeError):
         super().__init__(redact(message))
 
 
+class Unanswered(ServerError):
+    """Every attempt of a request was refused, cut or answered 408/429/5xx: the server is down or overwhelmed."""
+
+
 class Client:
     """HTTP client of one model's replicas: timeouts, retries with backoff, `concurrency` connections."""
 
@@ -144,11 +148,18 @@ class Client:
         self.stats = {"requests": 0, "retries": 0}
 
     def request(
-        self, method: str, path: str, body: dict[str, Any] | None = None, only: Replica | None = None
+        self,
+        method: str,
+        path: str,
+        body: dict[str, Any] | None = None,
+        only: Replica | None = None,
+        retries: int | None = None,
     ) -> dict[str, Any]:
-        """The JSON answer of one request (to `only`, or the least busy replica), retried on transient failures."""
+        """The JSON answer of one request (to `only`, or the least busy replica), retried on transient failures
+        (`retries` times, default the settings')."""
         problem, retry_after, tried, url = "", None, set(), path
-        for attempt in range(self.settings.retries + 1):
+        retries = self.settings.retries if retries is None else retries
+        for attempt in range(retries + 1):
             # a first failure moves on to a replica not yet tried; once every one has failed, back off
             if attempt and (only is not None or not self.replicas.untried(tried)):
                 time.sleep(self._delay(attempt - 1, retry_after))
@@ -172,7 +183,7 @@ class Client:
                 continue
             self.replicas.succeeded(replica)
             return _json_object(response, f"{method} {url}")
-        raise ServerError(f"{method} {url} failed after {self.settings.retries + 1} attempts: {problem}")
+        raise Unanswered(f"{method} {url} failed after {retries + 1} attempts: {problem}")
 
     def _delay(self, attempt: int, retry_after: str | None) -> float:
         delay = min(MAX_BACKOFF, self.settings.backoff * 2**attempt) * random.uniform(0.5, 1.0)
@@ -181,8 +192,12 @@ class Client:
         return delay
 
     def identity(self) -> dict[str, Any]:
-        """The `/models` entry for the model (stable fields only), the same at every replica; else an error."""
-        entries = {r.url: self._entry(r) for r in self.replicas.replicas}
+        """The `/models` entry for the model (stable fields only), the same at every replica; else an error.
+        A replica that does not answer is left out while another does (`ReplicaSet.answers`)."""
+        entries = self.replicas.answers(
+            lambda r, once: self._entry(r, self.request("GET", "models", only=r, retries=0 if once else None)),
+            Unanswered,
+        )
         first = next(iter(entries.values()))
         if any(entry != first for entry in entries.values()):
             shown = "; ".join(f"{url} serves {entry}" for url, entry in entries.items())
@@ -192,8 +207,9 @@ class Client:
             )
         return first
 
-    def _entry(self, replica: Replica) -> dict[str, Any]:
-        listed = self.request("GET", "models", only=replica).get("data") or []
+    def _entry(self, replica: Replica, answer: dict[str, Any]) -> dict[str, Any]:
+        """The model's entry in a replica's `/models` answer."""
+        listed = answer.get("data") or []
         for entry in listed:
             if isinstance(entry, dict) and entry.get("id") == self.settings.model:
                 return {k: entry[k] for k in IDENTITY_FIELDS if k in entry}

@@ -5,16 +5,19 @@ unambiguous. Each request goes to the replica with the fewest requests in flight
 a replica whose request fails on the way (refused, reset, timed out, HTTP 408/429/5xx) rests for 1 s,
 then 2, 4, ... up to a minute (a success ends it), and the request is retried at once on a replica it
 has not yet tried. Only when every replica has failed it does the client back off before the next try,
-so one replica going down costs the run nothing but the retries of its requests in flight.
+so one replica going down costs the run nothing but the retries of its requests in flight. A replica that
+does not answer when the client starts is left out of the run, with a warning, while another answers.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import httpx
 
@@ -22,6 +25,8 @@ from gacc_hf.redaction import redact, url_userinfo
 
 SEPARATOR = "|"
 MAX_REST = 60.0
+T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 
 def split_urls(base_url: str, api_key_env: str) -> tuple[str, ...]:
@@ -102,6 +107,31 @@ class ReplicaSet:
         with self._lock:
             replica.failures += 1
             replica.rest_until = time.monotonic() + min(MAX_REST, 2.0 ** (replica.failures - 1))
+
+    def answers(self, ask: Callable[[Replica, bool], T], unanswered: type[Exception]) -> dict[str, T]:
+        """Each replica's answer to `ask(replica, once)`, by URL; `once`: a single attempt, else the usual retries.
+
+        With several replicas each is asked once, and those that raise `unanswered` are left out of the run
+        with a warning while another answers (a run that lost a replica can be rerun with its URL still
+        listed). When none answers, each is asked again with the usual retries (servers still starting)."""
+        several = len(self.replicas) > 1
+        answers, down = {}, []
+        for replica in self.replicas:
+            try:
+                answers[replica.url] = ask(replica, several)
+            except unanswered as exc:
+                if not several:
+                    raise
+                down.append((replica, exc))
+        if not answers:
+            return {r.url: ask(r, False) for r in self.replicas}
+        for replica, exc in down:
+            _log.warning(
+                "openai: replica %s does not answer (%s); running on the other %d", replica.url, exc, len(answers)
+            )
+            self.replicas.remove(replica)
+            replica.http.close()
+        return answers
 
     def close(self) -> None:
         for replica in self.replicas:

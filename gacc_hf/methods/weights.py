@@ -8,7 +8,7 @@ about a second. Every loaded model is kept per resolved folder, so one model ser
 names it. Each model carries an `identity` string (what its weights and tokenizer are) that methods
 hash into their revisions, so a different model never reuses another's cached outputs.
 
-Options follow the model name in lm-eval's `--model_args` style, as a query string:
+Options follow the model name as a URL query string (`key=value` pairs joined by `&`):
 `smollm2?device=auto&dtype=float32&threads=1&max_new_tokens=24&batch_size=1` or
 `hf:./my-model?device=cuda:0&dtype=bfloat16`. They are checked when the method is built, before any
 model is converted or loaded, so a typo fails at once and names the option.

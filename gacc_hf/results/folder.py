@@ -39,7 +39,7 @@ from gacc_hf.results.layout import (
 from gacc_hf.results.page import PAGE_FILE, write_page
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
-from gacc_hf.scoring.by_language import score_by_language
+from gacc_hf.scoring.by_language import language_mismatch, score_by_language
 from gacc_hf.scoring.compare import condition_gaps
 from gacc_hf.scoring.scores import score_answers
 
@@ -219,11 +219,15 @@ def verify_folder(run_dir: str | Path) -> RunResults:
     rows, counted = run.payload.get("exposures"), run.payload["integrity"].get("exposures")
     if rows is not None and counted != len(rows):
         raise ResultsError(f"{path}: integrity.exposures is {counted} but {len(rows)} exposure row(s) are recorded")
+    if problem := language_mismatch(run.payload, run.answers):
+        raise ResultsError(f"{path}: {problem} ({ANSWERS_FILE}); this file was edited or is damaged")
     derived = derived_figures(run.answers, run.config)
     _verify(path, "scores", run.scores, derived["scores"], ("compressor", "condition", "ratio"))
     if "scores_by_language" in run.payload:  # absent from folders written before answers carried a language
         key = ("language", "compressor", "condition", "ratio")
         _verify(path, "scores_by_language", run.payload["scores_by_language"], derived["scores_by_language"], key)
+    elif derived["scores_by_language"]:  # a language's scores are never left out of a report or card
+        run.payload = {**run.payload, "scores_by_language": derived["scores_by_language"]}
     if "gaps" in run.payload:
         _verify(path, "gaps", run.payload["gaps"], derived["gaps"], ("compressor", "gap", "ratio"))
     else:

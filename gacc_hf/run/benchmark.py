@@ -25,7 +25,7 @@ from gacc_hf.run.calls import Executor, Method, MethodError, OnError, resolve_me
 from gacc_hf.run.collection import fewer_collections
 from gacc_hf.run.compress import compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
-from gacc_hf.run.config import check_limit, limited_count
+from gacc_hf.run.config import check_limit, limited_groups
 from gacc_hf.run.matches import match_memories
 from gacc_hf.run.plan import plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
@@ -61,14 +61,20 @@ def check_ratios(ratios: RatioLike | Sequence[RatioLike]) -> list[tuple[RatioLik
 
 
 def data_languages(groups: list[Group]) -> dict[str, dict[str, Any]]:
-    """Per language (first-seen order): its goals, questions, and whether any group's tag was detected
-    rather than declared in the data."""
+    """Per language (first-seen order): its goals, questions, whether any group's tag was detected rather than
+    declared in the data, and (`declared`) the tags the data declared for it where one differs from its name."""
     out: dict[str, dict[str, Any]] = {}
     for g in groups:
         entry = out.setdefault(g.language_tag, {"n_groups": 0, "n_questions": 0, "detected": False})
         entry["n_groups"] += 1
         entry["n_questions"] += len(g.questions)
         entry["detected"] = entry["detected"] or g.language_detected
+        if g.language is not None:
+            entry.setdefault("declared", set()).add(g.language)
+    for language, entry in out.items():
+        declared = sorted(entry.pop("declared", ()))
+        if declared and declared != [language]:
+            entry["declared"] = declared
     return out
 
 
@@ -209,9 +215,9 @@ def _validate(
     groups = validate(dataset)
     limited = None
     if limit is not None:
-        kept = limited_count(check_limit(limit), len(groups))
-        limited = {"value": limit, "groups": kept, "of": len(groups)}
-        groups = groups[:kept]
+        kept = limited_groups(groups, check_limit(limit))
+        limited = {"value": limit, "groups": len(kept), "of": len(groups)}
+        groups = kept
     pairs = check_ratios(ratios)
     conds = check_conditions(conditions)
     _check_settings(settings["on_error"], settings["batch_size"], settings["n_bootstrap"])

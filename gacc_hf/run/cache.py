@@ -4,9 +4,9 @@ Format: one SQLite file (`gacc-cache.sqlite3` in the cache directory) with a sin
 
     entries(kind TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (kind, key))
 
-`kind` is one of `memory`, `answer`, `verdict`, `matches` (`gacc_hf.run.matches`), `count`; `key` is the
-sha256 of a canonical record of everything the value depends on (docs/protocol.md §11: content hashes of
-the inputs, the budget, the tokenizer revision and the method's name and revision); `value` is JSON.
+`kind` is one of `memory`, `answer`, `verdict`, `matches`, `matches-inputs`, `text` (`gacc_hf.run.matches`),
+`count`; `key` is the sha256 of a canonical record of everything the value depends on (docs/protocol.md §11:
+content hashes of the inputs, the budget, the tokenizer revision and the method's name and revision); `value` is JSON.
 Entries are immutable: a second write of the same key is ignored, so concurrent writers of the same
 content agree.
 
@@ -264,10 +264,11 @@ class Cache:
                 if problem is None:
                     found[key] = value
                 else:
-                    self._reject(kind, key, problem)
+                    self.reject(kind, key, problem)
         return found
 
-    def _reject(self, kind: str, key: str, problem: str) -> None:
+    def reject(self, kind: str, key: str, problem: str) -> None:
+        """Mark a stored entry unusable: logged once, listed in `rejected`, replaced by the next write of its key."""
         if (kind, key) not in self._bad:
             self._bad.add((kind, key))
             self.rejected.append(f"{kind}/{key}: {problem}")
@@ -328,7 +329,7 @@ class Cache:
                 if problem is None:
                     yield kind, key, value
                 else:
-                    self._reject(kind, key, problem)
+                    self.reject(kind, key, problem)
 
     def check(self) -> list[str]:
         """Problems found by SQLite's integrity check and by parsing and shape-checking every value

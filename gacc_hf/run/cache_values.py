@@ -42,6 +42,11 @@ def value_problem(kind: str, value: Any) -> str | None:
         return None if type(value) is int and value >= 0 else f"a count must be a non-negative int, got {value!r:.80}"
     if kind == "matches":
         return _matches_problem(value)
+    if kind == "text":
+        return None if type(value) is str else f"a text value must be a string, got {value!r:.80}"
+    if kind == "matches-inputs":
+        hashes = type(value) is list and len(value) == 5 and all(type(h) is str and len(h) == 64 for h in value)
+        return None if hashes else f"a matches-inputs value must be 5 sha256 hex digests, got {value!r:.80}"
     if kind not in _VALUE_FIELDS:
         return None
     if isinstance(value, dict) and "error" in value:

@@ -14,11 +14,11 @@ import math
 import re
 import reprlib
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -27,6 +27,8 @@ from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_prese
 
 CONFIG_FILE = "config.yaml"
 Limit = int | float
+if TYPE_CHECKING:
+    from gacc_hf.data.schema import Group
 
 
 def _is_int(v: Any) -> bool:
@@ -125,11 +127,32 @@ class RunConfig:
         return values
 
     def dump(self, path: str | Path) -> Path:
-        """Write this config as YAML that `gacc run --config` reads back to the same run."""
+        """Write this config as YAML that `gacc run --config` reads back to the same run, with a cache folder
+        that means something on another machine (`portable_cache_dir`)."""
         path = Path(path)
         head = "# The resolved run: `gacc run --config <this file>` runs it again (options given override it).\n"
-        path.write_text(head + yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True), encoding="utf-8")
+        values = self.to_dict()
+        values["cache_dir"], moved = portable_cache_dir(self.cache_dir)
+        if moved:
+            head += "# The run's cache was a folder outside its working directory: pass --cache-dir to reuse it.\n"
+        path.write_text(head + yaml.safe_dump(values, sort_keys=False, allow_unicode=True), encoding="utf-8")
         return path
+
+
+def portable_cache_dir(cache_dir: str | None, cwd: str | Path | None = None) -> tuple[str | None, bool]:
+    """The cache folder a shared config names, and whether it is not the run's own: a relative folder as it
+    is, an absolute one inside the working directory made relative to it, any other the default (an absolute
+    path names one machine's folders, and its user's).
+
+    >>> portable_cache_dir("/home/me/proj/cache", "/home/me/proj"), portable_cache_dir("/tmp/c", "/home/me/proj")
+    (('cache', False), ('.gacc_cache', True))
+    """
+    if cache_dir is None or not Path(cache_dir).is_absolute():
+        return cache_dir, False
+    try:
+        return str(Path(cache_dir).relative_to(Path(cwd) if cwd is not None else Path.cwd())), False
+    except ValueError:
+        return RUN_DEFAULTS["cache_dir"], True
 
 
 def check(values: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -200,6 +223,16 @@ def parse_limit(text: str) -> Limit:
 def limited_count(limit: Limit, n_groups: int) -> int:
     """How many groups (the first ones) a limit keeps: N itself, or the fraction rounded up (at least 1)."""
     return min(n_groups, limit if isinstance(limit, int) else max(1, math.ceil(limit * n_groups)))
+
+
+def limited_groups(groups: Sequence[Group], limit: Limit) -> list[Group]:
+    """The groups a limit keeps: the first N (or the fraction) of each language, in the data's order, so a
+    limited run on bilingual data still scores both languages (`language_tag`; one language: the first N)."""
+    by_language: dict[str, list[Group]] = {}
+    for group in groups:
+        by_language.setdefault(group.language_tag, []).append(group)
+    kept = {id(g) for same in by_language.values() for g in same[: limited_count(limit, len(same))]}
+    return [g for g in groups if id(g) in kept]
 
 
 def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any]) -> RunConfig:

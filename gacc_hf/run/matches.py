@@ -12,7 +12,13 @@ whose reference the memory holds; `exposed` is
 memory text, the goal's references, the source, the context's held-out texts, the shown goal and
 `matches_revision()`, the hash of the source code of the matcher (and of the format characters it removes)
 and of both audits: an edit to any of them re-keys every entry. A read-only cache is read but never written
-(what it lacks is worked out again each run); a stored entry whose flags do not fit its goal is not used.
+(what it lacks is worked out again each run); a stored entry whose flags do not fit its goal is not used, and
+one that claims an exposure is recomputed before it is believed (exposures are rare, so this costs little): a
+run never reports an exposure the memory does not hold.
+
+So that `gacc cache check` can recompute an entry from the cache alone, each entry's inputs are kept too:
+kind `matches-inputs` under the same key holds the five part hashes of the key, and kind `text` holds each
+input text under its `text_hash` (references and held-out texts as the JSON the key hashes).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ import functools
 import hashlib
 import inspect
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from gacc_hf.data.schema import Group, Question
@@ -37,6 +43,9 @@ from gacc_hf.text import screen as screen_module
 from gacc_hf.text.matching import Normalized, normalized
 
 KIND = "matches"
+INPUTS = "matches-inputs"
+TEXT = "text"
+PARTS = ("memory", "references", "source", "held", "goal")
 
 
 @functools.cache
@@ -54,8 +63,19 @@ class Matched(NamedTuple):
     exposed: list[tuple[str, str]]
 
 
-def _references_hash(questions: Sequence[Question]) -> str:
-    return text_hash(json.dumps([list(q.references) for q in questions], ensure_ascii=False))
+def references_text(questions: Sequence[Question]) -> str:
+    """The references of a goal's questions as the JSON text its key part hashes."""
+    return json.dumps([list(q.references) for q in questions], ensure_ascii=False)
+
+
+def held_text(pairs: Sequence[tuple[str, str]]) -> str:
+    """A context's held-out (kind, text) pairs as the JSON text its key part hashes."""
+    return json.dumps(pairs, ensure_ascii=False)
+
+
+def key_template() -> KeyTemplate:
+    """The key of a `matches` entry over `PARTS`, bound to `matches_revision()`."""
+    return KeyTemplate(PARTS, matcher=matches_revision())
 
 
 def match_memories(
@@ -73,19 +93,25 @@ def match_memories(
     """
     goals = {g.goal_id: g for g in work}
     audit = LeakAudit(every_group)
-    template = KeyTemplate(("memory", "references", "source", "held", "goal"), matcher=matches_revision())
-    held = {c: text_hash(json.dumps(pairs, ensure_ascii=False)) for c, pairs in audit.held.items()}
+    template = key_template()
+    texts = _Texts()
+    held = {c: texts.add(held_text(pairs)) for c, pairs in audit.held.items()}
     of_goal = {  # per goal: the hashes of its references, its source and its context's held-out texts
-        goal_id: (_references_hash(g.questions), text_hash(g.context), held[g.context]) for goal_id, g in goals.items()
+        goal_id: (texts.add(references_text(g.questions)), texts.add(g.context), held[g.context])
+        for goal_id, g in goals.items()
     }
-    of_shown = {goal_id: text_hash(text) for goal_id, text in shown_goals.items()}
-    of_memory = {k: text_hash(v["memory"]) for k, v in memories.items() if "error" not in v}
-    keys = [
-        template(of_memory[row["memory_key"]], *of_goal[row["goal_id"]], of_shown[row["shown_goal_id"]])
-        if row["memory_key"] in of_memory
-        else None
-        for row in ledger
-    ]
+    of_shown = {goal_id: texts.add(text) for goal_id, text in shown_goals.items()}
+    of_memory = {k: texts.add(v["memory"]) for k, v in memories.items() if "error" not in v}
+    inputs: dict[str, tuple[str, ...]] = {}
+    keys: list[str | None] = []
+    for row in ledger:
+        if row["memory_key"] not in of_memory:
+            keys.append(None)
+            continue
+        parts = (of_memory[row["memory_key"]], *of_goal[row["goal_id"]], of_shown[row["shown_goal_id"]])
+        key = template(*parts)
+        inputs[key] = parts
+        keys.append(key)
     found: dict[str, Matched] = {}
     patterns: dict[str, list[bool]] = {}  # flags by their stored form: few distinct ones, read-only lists
     for key, value in cache.get_many(KIND, filter(None, keys)).items():
@@ -93,6 +119,7 @@ def match_memories(
         if flags is None:
             flags = patterns[value["evidence"]] = [f == "1" for f in value["evidence"]]
         found[key] = Matched(flags, [(kind, text) for kind, text in value["exposed"]] if value["exposed"] else [])
+    suspect = {key for key, m in found.items() if m.exposed}  # believed only once recomputed
     fresh: dict[str, Matched] = {}
     forms: dict[str, Normalized] = {}  # each memory text normalised once (the matcher's memo holds fewer)
     out: list[Matched] = []
@@ -102,15 +129,36 @@ def match_memories(
             out.append(Matched([False] * len(group.questions), []))
             continue
         matched = found.get(key) or fresh.get(key)
-        if matched is None or len(matched.evidence) != len(group.questions):
+        if matched is None or len(matched.evidence) != len(group.questions) or key in suspect:
             text = memories[row["memory_key"]]["memory"]
             form = forms.get(text) or forms.setdefault(text, normalized(text))
             exposed = audit.exposed(form, group.context, shown_goals[row["shown_goal_id"]])
-            matched = fresh[key] = Matched(evidence_flags(form, group.questions), exposed)
+            recomputed = Matched(evidence_flags(form, group.questions), exposed)
+            if matched is not None and key in suspect and matched != recomputed:
+                cache.reject(KIND, key, "its exposures differ from the memory's; recomputed")
+            matched = fresh[key] = recomputed
+            suspect.discard(key)
         out.append(matched)
     if fresh and not cache.read_only:
         cache.put_many(KIND, {key: _stored(m) for key, m in fresh.items()})
+        cache.put_many(INPUTS, {key: list(inputs[key]) for key in fresh})
+        cache.put_many(TEXT, texts.of(h for key in fresh for h in inputs[key]))
     return out
+
+
+class _Texts:
+    """The input texts of a run's `matches` keys by their `text_hash`, to store beside the entries."""
+
+    def __init__(self) -> None:
+        self._by_hash: dict[str, str] = {}
+
+    def add(self, text: str) -> str:
+        digest = text_hash(text)
+        self._by_hash[digest] = text
+        return digest
+
+    def of(self, hashes: Iterable[str]) -> dict[str, str]:
+        return {h: self._by_hash[h] for h in hashes}
 
 
 def _stored(matched: Matched) -> dict[str, Any]:

@@ -33,6 +33,29 @@ def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(row["language"]) for row in answers))
 
 
+def language_mismatch(payload: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) -> str | None:
+    """What in a results document's languages disagrees with its answer rows (None: nothing): the languages
+    its config records and their question counts (its `scores_by_language` are checked as its scores are).
+    Rows that record no language (folders written before they did) are not checked.
+
+    >>> rows = [{"language": "en", "question_id": "q1"}, {"language": "zh", "question_id": "q2"}]
+    >>> payload = {"config": {"data": {"languages": {"en": {"n_questions": 1}}}}}
+    >>> language_mismatch(payload, rows)
+    'the config records languages [en] but the answers have [en, zh]'
+    """
+    found = answer_languages(answers)
+    if not found:
+        return None
+    recorded = run_languages(payload.get("config") or {})
+    if sorted(recorded) != sorted(found):
+        return f"the config records languages [{', '.join(recorded)}] but the answers have [{', '.join(found)}]"
+    for language, entry in recorded.items():
+        questions = len({row["question_id"] for row in answers if row["language"] == language})
+        if entry.get("n_questions") != questions:
+            return f"the config records {entry.get('n_questions')} {language} questions, the answers {questions}"
+    return None
+
+
 def score_by_language(
     answers: Sequence[Mapping[str, Any]], n_bootstrap: int, seed: int, overall: Sequence[Mapping[str, Any]] = ()
 ) -> list[dict[str, Any]]:

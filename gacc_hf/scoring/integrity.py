@@ -196,6 +196,14 @@ class LeakAudit:
         self.held = held_out_texts(groups)
         self._explained = _Explained(self.held)
 
+    @classmethod
+    def of_held(cls, held: Mapping[str, list[tuple[str, str]]]) -> LeakAudit:
+        """The audit of contexts whose held-out texts are already known (`held_out_texts`' shape)."""
+        audit = cls(())
+        audit.held = dict(held)
+        audit._explained = _Explained(audit.held)
+        return audit
+
     def exposed(self, memory: Normalized, context: str, goal: str) -> list[tuple[str, str]]:
         """The (kind, text) pairs held out from `context` that the memory holds and neither the source nor
         the shown goal `goal` explains, in the context's order."""

@@ -79,14 +79,16 @@ def test_a_results_config_reproduces_the_run_with_no_model_call(tmp_path, capsys
     code, first = _run(tmp_path, "first", "--limit", "5")
     assert code == 0 and all(n > 0 for n in _results(first)["calls"].values())
     again = tmp_path / "again"
-    assert main(["run", "--config", str(first / "config.yaml"), "--output-dir", str(again), "--no-progress"]) == 0
+    cache = ["--cache-dir", str(tmp_path / "cache")]  # a folder outside the working directory is not in the file
+    again_argv = ["run", "--config", str(first / "config.yaml"), *cache, "--output-dir", str(again)]
+    assert main([*again_argv, "--no-progress"]) == 0
     a, b = _results(first), _results(again)
     assert b["calls"] == {"compressor": 0, "reader": 0, "judge": 0}
     assert b["scores"] == a["scores"] and b["config"]["limit"] == a["config"]["limit"]
     assert (again / "config.yaml").read_text() == (first / "config.yaml").read_text()
     # an option given overrides the file: a new ratio is new work
     other = tmp_path / "other"
-    assert main(["run", "--config", str(first / "config.yaml"), "--ratios", "0.5", "--output-dir", str(other)]) == 0
+    assert main([*again_argv[:-1], str(other), "--ratios", "0.5"]) == 0
     assert _results(other)["config"]["ratios"] == [0.5] and _results(other)["calls"]["compressor"] > 0
 
 
@@ -224,6 +226,33 @@ def test_import_finds_a_module_in_the_working_directory_under_a_script(tmp_path)
     assert proc.returncode == 2 and "cannot import method 'import:nomethods:first_lines'" in proc.stderr
 
 
+def test_cache_check_recomputes_matches_entries_and_reports_an_edited_one(tmp_path, capsys):
+    import json
+    import sqlite3
+
+    from gacc_hf.data.schema import SAMPLE_PATH
+    from gacc_hf.run.cache import CACHE_FILENAME
+    from tests.helpers.runs import rules_run
+
+    rules_run(str(SAMPLE_PATH), compressor="goal-lines", ratios=[1.0], limit=3, cache_dir=str(tmp_path))
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:
+        entries = db.execute("SELECT COUNT(*) FROM entries WHERE kind='matches'").fetchone()[0]
+    assert main(["cache", "check", str(tmp_path), "--full"]) == 0
+    assert capsys.readouterr().out == f"matches: {entries} entries recomputed (all)\nok: no problems in {tmp_path}\n"
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:
+        key, value = db.execute("SELECT key, value FROM entries WHERE kind='matches' ORDER BY key").fetchone()
+        forged = {**json.loads(value), "exposed": [["question", "What was never asked?"]]}
+        db.execute("UPDATE entries SET value=? WHERE kind='matches' AND key=?", (json.dumps(forged), key))
+    assert main(["cache", "check", str(tmp_path), "--sample", "1"]) in (0, 2)  # one of three drawn
+    capsys.readouterr()
+    assert main(["cache", "check", str(tmp_path)]) == 2  # the default sample covers a small cache
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith(f"matches/{key}: stored evidence") and "What was never asked?" in out[1]
+    assert out[-1] == f"1 problem(s) in {tmp_path}"
+    assert main(["cache", "check", str(tmp_path), "--sample", "0"]) == 2
+    assert "--sample 0: give at least 1" in capsys.readouterr().err
+
+
 def test_cache_check_and_merge(tmp_path, capsys):
     import os
     import sqlite3
@@ -234,7 +263,7 @@ def test_cache_check_and_merge(tmp_path, capsys):
         with Cache(tmp_path / name) as c:
             c.put_many("answer", {key: {"answer": name}, "shared": {"answer": "same"}})
     assert main(["cache", "check", str(tmp_path / "a")]) == 0
-    assert capsys.readouterr().out == f"ok: no problems in {tmp_path / 'a'}\n"
+    assert capsys.readouterr().out == f"matches: 0 entries recomputed\nok: no problems in {tmp_path / 'a'}\n"
     db = sqlite3.connect(tmp_path / "b" / CACHE_FILENAME)
     db.execute("INSERT INTO entries VALUES ('verdict', 'bad', '{\"correct\": 1}', 0)")
     db.commit()

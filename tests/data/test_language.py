@@ -127,7 +127,7 @@ def test_a_flat_dataset_with_other_names_gives_the_same_groups_fingerprint_and_s
     a, b = run_benchmark(load_any(own), **RULES), run_benchmark(mapped, **RULES)
     assert a.scores == b.scores and a.scores_by_language == b.scores_by_language
     assert any(s["micro"] > 0 for s in a.scores)  # a comparison of something, not of zeros
-    assert [s["language"] for s in a.scores_by_language] == ["en"] * 2 + ["en-GB"] * 2
+    assert [s["language"] for s in a.scores_by_language] == ["en"] * 2  # en-GB is scored as en (language_of)
 
 
 def test_a_mapping_to_a_missing_column_names_the_row_and_field(tmp_path):
@@ -319,3 +319,47 @@ def test_gacc_data_validate_reads_other_layouts_through_the_mapping(tmp_path, ca
     out = capsys.readouterr().out
     assert "row 3 (goal_id='syn-0-000000/g0'), line 4, field 'text': differs from the text of context_id" in out
     assert "1 problem(s)" in out
+
+
+def test_tags_of_one_language_and_script_are_one_language():
+    from gacc_hf.data.language import language_of
+
+    same = ("zh", "zh-Hans", "zh-CN", "zh-hans-cn", "zh-SG")
+    assert {language_of(t) for t in same} == {"zh"}
+    assert {language_of(t) for t in ("en", "en-US", "en-GB", "en-Latn")} == {"en"}
+    # another script than the language's usual one stays apart: traditional Chinese, given or implied by region
+    assert [language_of(t) for t in ("zh-Hant", "zh-TW", "zh-HK", "zh-Hant-TW")] == ["zh-Hant"] * 4
+    assert [language_of(t) for t in ("fr-CA", "sr-Latn", "sr-Cyrl")] == ["fr", "sr-Latn", "sr-Cyrl"]
+
+
+def test_a_run_on_zh_zh_hans_and_zh_cn_reports_one_language_and_keeps_the_declared_tags():
+    rows = load_sample(language="zh").to_list()[:3]
+    tagged = [{**r, "language": tag} for r, tag in zip(rows, ("zh", "zh-Hans", "zh-CN"), strict=True)]
+    result = run_benchmark(tagged, progress=False, **RULES)
+    languages = result.config["data"]["languages"]
+    assert list(languages) == ["zh"] and languages["zh"]["n_groups"] == 3
+    assert languages["zh"]["declared"] == ["zh", "zh-CN", "zh-Hans"]
+    assert {r["language"] for r in result.answers} == {"zh"}
+    assert {r["language"] for r in result.scores_by_language} == {"zh"}
+    assert stats_text(tagged).startswith("languages: zh (3 goals, declared)\n")
+    plain = run_benchmark([{**r, "language": "zh"} for r in rows], progress=False, **RULES)
+    assert "declared" not in plain.config["data"]["languages"]["zh"]  # only where a tag differs from its language
+
+
+@pytest.mark.parametrize(
+    ("sample", "tag", "conflict"),
+    [("zh", "en", True), ("en", "zh-Hans", True), ("zh", "zh-CN", False), ("en", "en-US", False), ("zh", "fr", False)],
+)
+def test_a_declared_tag_that_contradicts_the_script_is_a_warning(sample, tag, conflict, caplog):
+    rows = [{**r, "language": tag} for r in load_sample(language=sample).to_list()[:2]]
+    with caplog.at_level("WARNING", logger="gacc_hf"):
+        groups = validate(rows)
+    warned = [r.getMessage() for r in caplog.records if "script contradicts" in r.getMessage()]
+    assert [g.language for g in groups] == [canonical_tag(tag)] * 2  # kept as declared either way
+    if conflict:
+        assert warned == [
+            f"data: 2 goal(s) declare a language their text's script contradicts (first: goal {rows[0]['goal_id']} "
+            f"declares {canonical_tag(tag)!r}, its text reads as {sample}); scored under the declared tag"
+        ]
+    else:
+        assert warned == []

@@ -3,7 +3,6 @@ and parsed back with huggingface_hub to the results.json values, offline."""
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import shutil
@@ -357,8 +356,7 @@ def test_the_main_job_dry_run_shows_eval_results_the_space_and_matches_results_j
     assert (space.data.sdk, space.data.app_file, space.data.models) == ("static", "index.html", ["me/embed"])
     page = files["me/embed-page:index.html"]
     assert cfg["data"]["fingerprint"] in page and 'href="https://huggingface.co/me/embed"' in page
-    report = html.unescape(page.split("<pre>", 1)[1].split("</pre>", 1)[0])
-    assert report == (MAIN / "report.md").read_text(encoding="utf-8")
+    assert '<script id="gacc-data" type="application/json">' in page  # the results page, its data embedded
     assert "bundled sample (not the GACC-Bench release)" in files["me/embed:README.md"]  # named as what it is
 
 
@@ -449,3 +447,19 @@ def test_a_recorded_hub_revision_reaches_every_entry(copy):
     )
     assert {(e.dataset_id, e.dataset_revision) for e in entries} == {("o/b", "5503434d")}
     assert len(entries) == 18 and {e.source_url for e in entries} == {None}  # no details, no Space: no source
+
+
+def test_the_card_names_its_data_once_and_rounds_the_ci_bounds(run_dir, capsys):
+    assert _dry_run(run_dir) == 0
+    card_text = capsys.readouterr().out.split(CARD, 1)[1]
+    body = card_text.split("<!-- gacc-bench-results:start -->", 1)[1]
+    assert body.count("gacc-hf synthetic data (rule-made; not the GACC-Bench release)") == 1
+    assert body.count("GACC-Bench release") == 2  # the data's name, then the one warning in bold
+    doc = json.loads((run_dir / "results.json").read_text())
+    raw = {(s["condition"], s["ratio"]): s for s in doc["scores"] if s["compressor"] == "goal-lines"}
+    for (metric, condition, ratio), r in _parsed(card_text).items():
+        low, high = r.metric_args["ci95"]
+        stored = raw[(condition, ratio)]
+        m = metric.removeprefix("gacc_")
+        assert (low, high) == (round(stored[f"{m}_ci_low"], 4), round(stored[f"{m}_ci_high"], 4))
+        assert len(repr(low).split(".")[-1]) <= 4 and len(repr(high).split(".")[-1]) <= 4

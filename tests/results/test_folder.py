@@ -19,7 +19,7 @@ import pytest
 
 from gacc_hf.cli import main
 from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest, recover, write_atomic
-from gacc_hf.results.folder import read_folder, rebuild, write_results
+from gacc_hf.results.folder import read_folder, rebuild, verify_folder, write_results
 from gacc_hf.results.layout import SCHEMA_VERSION, ResultsError
 
 
@@ -338,3 +338,56 @@ def test_rebuild_through_the_latest_symlink_replaces_the_folder_it_points_at(run
         run[0] / "report.md"
     ).read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["20261201T000000Z-x", "latest"]
+
+
+def _bilingual_copy(tmp_path, edit):
+    folder = tmp_path / "bilingual"
+    shutil.copytree(Path(__file__).parents[2] / "docs" / "results" / "bilingual", folder)
+    payload = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    edit(payload)
+    (folder / "results.json").write_text(json.dumps(payload, ensure_ascii=False, indent=2), encoding="utf-8")
+    return folder
+
+
+def _drop_zh(payload):
+    del payload["config"]["data"]["languages"]["zh"]
+
+
+def _swap(payload):
+    languages = payload["config"]["data"]["languages"]
+    payload["config"]["data"]["languages"] = {"en": languages["zh"], "zh": languages["en"]}
+
+
+EDITS = {
+    "zh removed from the config": (_drop_zh, "the config records languages [en] but the answers have [en, zh]"),
+    "the languages' counts swapped": (_swap, "the config records 84 en questions, the answers 155"),
+    "zh rows removed from scores_by_language": (
+        lambda p: p.update(scores_by_language=[s for s in p["scores_by_language"] if s["language"] != "zh"]),
+        "scores_by_language cover other cells than those derived from answers.parquet",
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS, ids=list(EDITS))
+def test_report_and_publish_refuse_languages_that_disagree_with_the_answers(edit, tmp_path, capsys):
+    change, message = EDITS[edit]
+    folder = _bilingual_copy(tmp_path, change)
+    assert main(["report", str(folder)]) == 2
+    assert message in capsys.readouterr().err
+    publish = ["publish", str(folder), "--repo-id", "me/model", "--compressor", "full-context", "--dry-run"]
+    assert main(publish) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_recorded_bilingual_folder_has_languages_that_agree(tmp_path, capsys):
+    folder = _bilingual_copy(tmp_path, lambda p: None)
+    assert main(["report", str(folder)]) == 0
+
+
+def test_scores_by_language_left_out_are_derived_again_from_the_answers(tmp_path):
+    folder = _bilingual_copy(tmp_path, lambda p: p.pop("scores_by_language"))
+    recorded = Path(__file__).parents[2] / "docs" / "results" / "bilingual"
+    assert main(["report", str(folder)]) == 0
+    assert (folder / "report.md").read_text(encoding="utf-8") == (recorded / "report.md").read_text(encoding="utf-8")
+    recorded_rows = json.loads((recorded / "results.json").read_text(encoding="utf-8"))["scores_by_language"]
+    assert verify_folder(folder).payload["scores_by_language"] == recorded_rows

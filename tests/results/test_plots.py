@@ -136,3 +136,18 @@ def test_a_method_named_with_a_leading_underscore_keeps_its_legend_entry(result)
     scores = [{**s, "compressor": "_factory.<locals>.f"} if s["compressor"] == "truncate" else s for s in result.scores]
     (legend,) = scores_figure(scores).legends
     assert " _factory.<locals>.f" in [t.get_text() for t in legend.get_texts()]
+
+
+def test_a_run_of_ceilings_only_draws_no_plot_and_one_with_a_compressor_draws_one_per_language(tmp_path):
+    """What docs/chinese.md says of the plots of a bilingual run."""
+    from gacc_hf.results.by_language import plot_languages
+
+    figures = {"micro": 0.5, "macro": 0.0, "evidence_recall": 0.9}
+    ceiling = {"compressor": "oracle", "condition": "oracle", "ratio": 0.2, "ceiling": True, **figures}
+    method = {"compressor": "truncate", "condition": "own", "ratio": 0.2, "ceiling": False, **figures}
+    rows = [{**row, "language": lang} for lang in ("en", "zh") for row in (ceiling, method)]
+    assert plot_languages([r for r in rows if r["ceiling"]], tmp_path / "ceilings") == []
+    assert not (tmp_path / "ceilings").exists()
+    (tmp_path / "both").mkdir()
+    drawn = plot_languages(rows, tmp_path / "both")
+    assert [p.name for p in drawn] == ["scores_en.png", "scores_zh.png"]

@@ -130,3 +130,60 @@ def test_a_result_config_without_a_data_spec_needs_data_given():
     with pytest.raises(RunConfigError, match="names no data"):
         resolve(run.to_dict(), {})
     assert resolve(run.to_dict(), {"data": "sample"}).data == "sample"
+
+
+@pytest.mark.parametrize(
+    ("given", "written", "note"),
+    [
+        ("{cwd}/caches/c", "caches/c", False),  # inside the working directory: made relative to it
+        ("{other}/cache", ".gacc_cache", True),  # outside: one machine's folder, replaced by the default
+        ("my cache/缓存", "my cache/缓存", False),  # relative: kept
+        (None, None, False),
+    ],
+)
+def test_a_saved_config_names_no_folder_of_this_machine(tmp_path, monkeypatch, given, written, note):
+    cwd, other = tmp_path / "project", tmp_path / "elsewhere"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    cache_dir = given.format(cwd=cwd, other=other) if given else None
+    run = resolve({"cache_dir": cache_dir}, {"preset": "rules"})
+    text = run.dump(tmp_path / "config.yaml").read_text(encoding="utf-8")
+    assert load(tmp_path / "config.yaml")["cache_dir"] == written
+    assert str(tmp_path) not in text
+    assert ("pass --cache-dir to reuse it" in text) is note
+
+
+def test_the_shipped_configs_name_no_maintainer_folder():
+    from tests.helpers.paths import ROOT
+
+    shipped = sorted((ROOT / "docs" / "results").glob("*/config.yaml"))
+    assert len(shipped) == 3
+    for path in shipped:
+        cache_dir = load(path)["cache_dir"]
+        assert cache_dir == ".gacc_cache", path
+
+
+@pytest.mark.parametrize(("limit", "english", "chinese"), [(4, 4, 4), (0.1, 4, 2), (40, 35, 18)])
+def test_a_limit_keeps_the_first_groups_of_each_language(limit, english, chinese):
+    from gacc_hf.data.loading import load_any
+    from gacc_hf.data.schema import validate
+    from gacc_hf.run.config import limited_groups
+
+    groups = validate(load_any("sample:all"))  # 35 English goals, then 18 Chinese
+    kept = limited_groups(groups, limit)
+    # 0.1 of 35 rounds up to 4, of 18 to 2; 40 keeps every one of both
+    assert [g.language_tag for g in kept] == ["en"] * english + ["zh"] * chinese
+    assert kept == [g for g in groups if g in kept]  # in the data's order, the first of each
+    assert kept[:english] == groups[:english] and kept[english:] == groups[35 : 35 + chinese]
+    one_language = validate(load_any("sample"))
+    assert limited_groups(one_language, 4) == one_language[:4]
+
+
+def test_a_limited_bilingual_run_scores_both_languages():
+    from gacc_hf.data.loading import load_any
+    from gacc_hf.run.benchmark import run_benchmark
+
+    result = run_benchmark(load_any("sample:all"), compressor="truncate", reader="fields", judge="exact",
+                           ratios=[0.2], conditions=["full"], limit=4, progress=False)  # fmt: skip
+    assert result.config["limit"] == {"value": 4, "groups": 8, "of": 53}
+    assert [s["language"] for s in result.scores_by_language] == ["en", "zh"]

@@ -50,12 +50,12 @@ def test_a_warm_rerun_reads_what_the_matcher_found_from_the_cache(rows, tmp_path
         stored = c.count(KIND)
     assert stored > 0
 
-    def no_matching(*_args):
-        raise AssertionError("a warm rerun normalised a memory again")
-
-    monkeypatch.setattr(matches_module, "normalized", no_matching)
+    normalised = []
+    monkeypatch.setattr(matches_module, "normalized", lambda text: normalised.append(text) or matching.normalized(text))
     warm = rules_run(rows, compressor=["goal-lines", _leaky], ratios=[0.2, 1.0], cache_dir=str(tmp_path))
-    assert warm.exposures == cold.exposures  # ... and still caught, from the cache
+    assert warm.exposures == cold.exposures  # ... and still caught
+    exposing = {m["memory"] for m in cold.memories if m["memory_key"] in {e["memory_key"] for e in cold.exposures}}
+    assert set(normalised) == exposing  # only the memories whose entries claim an exposure are matched again
     assert [r["evidence"] for r in warm.answers] == [r["evidence"] for r in cold.answers]
     assert [r["evidence_hits"] for r in warm.memories] == [r["evidence_hits"] for r in cold.memories]
     with Cache(tmp_path) as c:
@@ -100,6 +100,19 @@ def test_a_damaged_entry_is_not_used_and_is_replaced(tmp_path):
     warm = rules_run(ZH_ROWS, compressor=_leaky, ratios=[1.0], cache_dir=str(tmp_path))
     assert warm.exposures == cold.exposures
     assert dict(_entries(tmp_path))[key] == value  # the recomputed value replaced the damaged one
+
+
+@pytest.mark.parametrize("rows", [EN_ROWS, ZH_ROWS], ids=["en", "zh"])
+def test_an_invented_exposure_in_the_cache_is_recomputed_not_reported(rows, tmp_path):
+    cold = rules_run(rows, compressor="goal-lines", ratios=[1.0], cache_dir=str(tmp_path))
+    assert not cold.exposures
+    key, value = _entries(tmp_path)[0]
+    forged = {**json.loads(value), "exposed": [["question", "an invented question 编造的问题？"]]}
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:
+        db.execute("UPDATE entries SET value=? WHERE kind=? AND key=?", (json.dumps(forged), KIND, key))
+    warm = rules_run(rows, compressor="goal-lines", ratios=[1.0], cache_dir=str(tmp_path))
+    assert warm.exposures == [] and warm.integrity["exposures"] == 0
+    assert dict(_entries(tmp_path))[key] == value  # the recomputed value replaced the forged one
 
 
 def test_an_entry_whose_flags_do_not_fit_its_goal_is_not_used(tmp_path):

@@ -187,6 +187,33 @@ def test_a_replica_going_down_mid_run_leaves_the_run_to_the_other(servers, cache
     served_a, served_b = len(a.requests("reader")), len(b.requests("reader"))
     assert served_b >= 6 and served_a >= 48 - served_b and served_a + served_b == 48
     assert result.calls["reader"] == 48  # one call per item: the retries happened inside the client
+    again = run_benchmark(rows, compressor="goal-lines", reader=spec, judge="exact", ratios=[0.5],
+                          conditions=["own"], cache_dir=cache_dir, progress=False)  # fmt: skip
+    assert again.calls["reader"] == 0 and again.scores == result.scores  # the dead URL still listed
+
+
+def test_a_replica_down_from_the_start_is_left_out_with_a_warning(servers, cache_dir, caplog):
+    a, b = servers(), servers()
+    b.stop()
+    rows = synthetic_rows(seed=3, contexts=2, goals_per_context=1, questions_per_goal=3)
+    spec = f"openai:echo@{b.url}|{a.url}?retries=2&backoff=0.05&timeout=10"
+    with caplog.at_level("WARNING", logger="gacc_hf"):
+        result = run_benchmark(rows, compressor="goal-lines", reader=spec, judge="exact", ratios=[0.5],
+                               conditions=["own"], cache_dir=cache_dir, progress=False)  # fmt: skip
+    assert result.errors == [] and len(a.requests("reader")) == 6  # every question, all on the live one
+    warned = [r.getMessage() for r in caplog.records if "does not answer" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].startswith(f"openai: replica {b.url} does not answer (GET ")
+    assert warned[0].endswith("); running on the other 1")
+
+
+def test_no_replica_answering_is_an_error_after_the_usual_retries(servers, cache_dir):
+    a, b = servers(), servers()
+    a.stop(), b.stop()
+    spec = f"openai:echo@{a.url}|{b.url}?retries=1&backoff=0.01&timeout=5"
+    rows = synthetic_rows(seed=3, contexts=1, goals_per_context=1, questions_per_goal=2)
+    with pytest.raises(ServerError, match=r"GET .*/models failed after 2 attempts"):
+        run_benchmark(rows, compressor="goal-lines", reader=spec, judge="exact", ratios=[0.5], conditions=["own"],
+                      cache_dir=cache_dir, progress=False)  # fmt: skip
 
 
 def test_replica_revision_ignores_the_urls_and_replicas_of_different_models_are_refused(servers):
