@@ -1,8 +1,9 @@
 """PNG plots of a run: scores (and evidence recall) against the retention ratio, and the goal gaps.
 
-Ceilings (full context, oracle) are drawn as dashed reference lines labelled as upper bounds, never as a
-compressor's line. A run at a single ratio has no ratio axis to speak of, so its compressors stand side by
-side on a named axis instead (a dot with its CI each), which stays readable for any number of them.
+Ceilings (full context, oracle) are drawn as dashed reference lines labelled as upper bounds, and the
+closed-book floor as one labelled as the floor, never as a compressor's line. A run at a single ratio has no
+ratio axis to speak of, so its compressors stand side by side on a named axis instead (a dot with its CI each),
+which stays readable for any number of them.
 
 Figures are drawn on matplotlib's Agg canvas without pyplot (no global state, no display needed) and
 saved with fixed dpi and no "Software" metadata, so the same results produce byte-identical PNGs.
@@ -239,10 +240,12 @@ def _ratio(row: Mapping[str, Any]) -> float:
     return float(row["ratio"])
 
 
-_CEILING_STYLES = ({"color": "0.35", "ls": "--"}, {"color": "0.15", "ls": ":"})
+_CEILING_STYLES = ({"color": "0.35", "ls": "--"}, {"color": "0.15", "ls": ":"}, {"color": "0.55", "ls": "-."})
 
 
 def _ceiling_label(name: str, cells: Sequence[Mapping[str, Any]]) -> str:
+    if cells[0].get("condition") == "closed":
+        return "closed book (floor: empty memory)"
     shown = "full context" if name == FULL_CONTEXT else name
     return f"{shown} (upper bound, r = {cells[0]['ratio']:g})" if len(cells) == 1 else f"{shown} (upper bound)"
 

@@ -39,12 +39,12 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     "main": Preset(
         description="the main job: the bundled sample (its English groups), truncate vs embed at ratio 0.2 under "
-        "own/none, with the full-context and oracle ceilings; SmolLM2 reader, contains judge",
+        "own/none, with the full-context and oracle ceilings and the closed-book floor; SmolLM2 reader, contains judge",
         data="sample",
         compressors=("truncate", "embed"),
         reader="smollm2",
         judge="contains",
-        conditions=("own", "none", "full", "oracle"),
+        conditions=("own", "none", "full", "oracle", "closed"),
         ratios=(0.2,),
     ),
     "baselines": Preset(

@@ -29,7 +29,7 @@ def test_round_trip_gives_back_the_rows_of_the_run(run):
     assert back.answers == result.answers
     assert back.memories == result.memories
     assert back.scores == result.scores
-    assert back.payload["schema_version"] == SCHEMA_VERSION == 2
+    assert back.payload["schema_version"] == SCHEMA_VERSION == 3
 
 
 def test_results_json_holds_no_rows_and_records_the_parquet_files(run):
@@ -231,8 +231,8 @@ def test_a_kill_at_any_point_of_a_write_leaves_the_previous_or_the_new_complete_
         kill_at += 1
     fresh = _snapshot(out)
     assert "gaps.png" in old and "gaps.png" not in fresh  # the new run has no gaps: no stale file survives
-    # every step was a kill point: 5 files (3 data files, report.md, scores.png), 2 renames, 1 deletion
-    assert kill_at - 1 == 5 + 2 + 1
+    # every step was a kill point: 6 files (3 data files, report.md, scores.png, outcomes.png), 2 renames, 1 deletion
+    assert kill_at - 1 == 6 + 2 + 1
     states = ["old" if snap == old else "new" if snap == fresh else f"a mix, killed at {k}" for k, snap in seen]
     assert set(states) == {"old", "new"}, states
 

@@ -14,7 +14,7 @@ from gacc_hf.results.layout import ResultsError, json_bytes
 from gacc_hf.results.report import render_report
 from tests.helpers.results import real_run
 
-FILES = ("results.json", "answers.parquet", "memories.parquet", "report.md", "scores.png", "gaps.png")
+FILES = ("results.json", "answers.parquet", "memories.parquet", "report.md", "scores.png", "gaps.png", "outcomes.png")
 
 
 def test_a_run_writes_the_whole_folder(run):
@@ -27,7 +27,7 @@ def test_rebuild_reproduces_every_file_byte_for_byte(run, folder):
     for name in ("report.md", "scores.png", "gaps.png"):
         (folder / name).unlink()
     written = rebuild(folder)
-    assert sorted(p.name for p in written) == ["gaps.png", "report.md", "scores.png"]
+    assert sorted(p.name for p in written) == ["gaps.png", "outcomes.png", "report.md", "scores.png"]
     assert {name: (folder / name).read_bytes() for name in FILES} == before
 
 
@@ -127,7 +127,7 @@ def _section(text, title):
 
 def test_ceilings_are_listed_apart_as_upper_bounds(bounded):
     text = (bounded[0] / "report.md").read_text()
-    scores, bounds = _section(text, "Scores"), _section(text, "Upper bounds (not methods)")
+    scores, bounds = _section(text, "Scores"), _section(text, "Bounds (not methods)")
     assert "`oracle`" not in scores and "`full-context`" not in scores
     assert "| `full-context` | full | 1 |" in bounds
     assert [line.split(" | ")[2] for line in bounds.splitlines() if line.startswith("| `oracle`")] == [
@@ -184,4 +184,4 @@ def test_rows_without_the_newer_fields_still_render(bounded):
     del folder.payload["config"]["data"]
     text = render_report(folder)
     assert "Evidence Micro" not in text and "Data: not recorded" in text
-    assert "| `full-context` | full | 1 |" in _section(text, "Upper bounds (not methods)")  # known by its condition
+    assert "| `full-context` | full | 1 |" in _section(text, "Bounds (not methods)")  # known by its condition

@@ -25,7 +25,7 @@ def test_the_main_job_is_what_the_project_defines():
         "smollm2",
         "contains",
     )
-    assert main_job.conditions == ("own", "none", "full", "oracle") and main_job.ratios == (0.2,)
+    assert main_job.conditions == ("own", "none", "full", "oracle", "closed") and main_job.ratios == (0.2,)
     rules = PRESETS["rules"]
     assert set(rules.compressors) == {"truncate", "goal-lines"} and (rules.reader, rules.judge) == ("fields", "exact")
 
