@@ -252,15 +252,17 @@ def rebuild(run_dir: str | Path) -> list[Path]:
 
     The folder is checked first (`verify_folder`) and replaced as a whole, like a fresh run: its other files
     (data, config.yaml) are kept byte for byte; a folder of an older schema is upgraded (schema 1's ledger and
-    answers move to parquet files; answers get their outcome column). Returns the files written.
+    answers move to parquet files; answers get their outcome column), and figures `results.json` lacks are added
+    to it. Returns the files written.
     """
     recover(run_dir)
     run = verify_folder(run_dir)
-    upgrade = "files" not in run.payload or run.payload.get("schema_version") != SCHEMA_VERSION
-    data: dict[str, bytes] = {}
-    if upgrade:
+    if "files" not in run.payload or run.payload.get("schema_version") != SCHEMA_VERSION:
         run.payload, data = folder_files(run)
-    names = list(data)
+    else:  # figures this version derives and the file lacks were filled in by the checks: written too
+        data = {RESULTS_FILE: json_bytes(run.payload)}
+    stored = (Path(run_dir) / RESULTS_FILE).read_bytes()
+    names = [name for name in data if name != RESULTS_FILE or data[name] != stored]
     source = Path(run_dir).resolve()
 
     def fill(stage: Path) -> None:  # the run's own files (data, config.yaml) as they are; outputs afresh

@@ -75,6 +75,16 @@ PRESETS: dict[str, Preset] = {
         conditions=("own", "none", "cross"),
         ratios=(0.1, 0.25),
     ),
+    "curve": Preset(
+        description="score against budget: rule methods on generated data at four ratios, with the full-context "
+        "ceiling and the closed-book floor; curves and their areas in seconds, no model",
+        data="synthetic",
+        compressors=("truncate", "goal-lines"),
+        reader="fields",
+        judge="exact",
+        conditions=("own", "full", "closed"),
+        ratios=(0.1, 0.2, 0.3, 0.5),
+    ),
 }
 DEFAULT_PRESET = "main"
 DEFAULTS = PRESETS[DEFAULT_PRESET]
