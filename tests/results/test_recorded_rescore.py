@@ -1,7 +1,9 @@
 """The recorded English runs in `docs/results/` rescored by today's matcher: every changed verdict is listed here.
 
 Both runs used the `contains` judge. Each change below is a fix of the old normaliser, which deleted
-punctuation (so `1.5%` read as `15%` and `Wednesday.ly` as one word) instead of separating at it.
+punctuation (so `1.5%` read as `15%` and `Wednesday.ly` as one word) instead of separating at it. The main
+job's run was recorded again with today's judge (its two changed verdicts, `1.5%` for `15%`, are now as
+scored), so nothing of it changes.
 """
 
 from __future__ import annotations
@@ -15,10 +17,7 @@ from tests.helpers.paths import ROOT
 RUNS = ROOT / "docs" / "results"
 # (answer, recorded verdict) -> why the new verdict differs
 CHANGED_VERDICTS = {
-    "main": {
-        ("The answer is: 1.5%", True): "1.5% is not 15%",
-        ("The battery use was reduced by 1.5% compared to the previous release.", True): "1.5% is not 15%",
-    },
+    "main": {},
     "baselines": {
         ("The answer is: 1.5%", True): "1.5% is not 15%",
         ("The battery use was reduced by 1.5% compared to the previous release.", True): "1.5% is not 15%",

@@ -27,7 +27,12 @@ TABLES = {  # (header start, last column)
     "main": (f"{HEAD} evidence Macro |", "evidence_macro"),
     "baselines": (f"{HEAD} own − none ΔMicro pp [95% CI] |", "gap"),
 }
-NAMES = {"full-context (upper bound)": "full-context", "oracle (upper bound)": "oracle", "smollm2 (notes)": "smollm2"}
+NAMES = {
+    "full-context (upper bound)": "full-context",
+    "oracle (upper bound)": "oracle",
+    "closed-book (floor)": "closed-book",
+    "smollm2 (notes)": "smollm2",
+}
 
 
 def table_rows(text: str, header: str) -> list[list[str]]:
@@ -134,3 +139,21 @@ def test_the_readme_language_table_is_the_bilingual_runs(readme):
         s = by_language[(cells[0], MEMORIES[cells[1]])]
         expected = [cells[0], cells[1], _ci(s, "micro"), f"{s['macro']:.3f}", _ci(s, "evidence_micro")]
         assert cells == [*expected, str(s["n_questions"])], f"README language table: row {cells[:2]}"
+
+
+OUTCOME_HEAD = "| compressor | condition | ratio | right | guessed | missed | lost |"
+
+
+def test_the_readme_outcome_table_and_retention_are_the_main_runs(readme):
+    run = verify_folder(RUNS / "main")
+    shares = {(s["compressor"], s["condition"], f"{s['ratio']:g}"): s for s in run.payload["outcomes"]}
+    rows = table_rows(readme, OUTCOME_HEAD)
+    assert {(NAMES.get(c[0], c[0]), c[1], c[2]) for c in rows} == set(shares)  # every cell, no other
+    for cells in rows:
+        s = shares[(NAMES.get(cells[0], cells[0]), cells[1], cells[2])]
+        assert cells[3:] == [_ci(s, k) for k in ("right", "guessed", "missed", "lost")], f"outcome row {cells[:3]}"
+    retention = {(r["compressor"], r["condition"]): r for r in run.payload["retention"]}
+    text = re.sub(r"\s+", " ", readme)
+    for condition in ("own", "none"):
+        shown = f"**{_ci(retention[('embed', condition)], 'retention')}** for `embed` {condition}"
+        assert shown in text, shown
