@@ -113,7 +113,8 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--conditions",
         type=_csv,
-        help=f"conditions among {','.join(CONDITIONS)} (full and oracle are ceilings, not methods; "
+        help=f"conditions among {','.join(CONDITIONS)} (full and oracle are ceilings, closed the floor: bounds, "
+        "not methods; "
         f"default: {','.join(main.conditions)})",
     )
     p.add_argument(

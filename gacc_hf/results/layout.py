@@ -124,7 +124,7 @@ class RunResults:
 
 
 def is_ceiling(row: Mapping[str, Any]) -> bool:
-    """Whether a score, answer or memory row is an upper bound (full context, oracle), never a method."""
+    """Whether a score, answer or memory row is a bound (full context, oracle, closed book), never a method."""
     return bool(row.get("ceiling", row.get("condition") in CEILING_CONDITIONS))
 
 

@@ -264,7 +264,7 @@ def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figur
             ceilings.setdefault(str(s["compressor"]), []).append(s)
     ceilings = {name: sorted(cells, key=_ratio) for name, cells in ceilings.items()}
     if not rows:
-        raise ValueError("no compressed conditions to plot (only ceiling scores: full context, oracle)")
+        raise ValueError("no compressed conditions to plot (only bound scores: full context, oracle, closed book)")
     evidence = any(s.get("evidence_micro") is not None for s in rows)
     metrics = (*METRICS, "evidence_micro") if evidence else METRICS
 

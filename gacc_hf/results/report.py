@@ -1,6 +1,6 @@
 """`report.md`: the markdown report of a results folder, rendered from its `RunResults` alone.
 
-Ceilings (full context, oracle) are shown apart from the methods, as upper bounds.
+Ceilings (full context, oracle) and the closed-book floor are shown apart from the methods, as bounds.
 """
 
 from __future__ import annotations

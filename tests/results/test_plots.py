@@ -126,7 +126,7 @@ def test_a_single_ratio_gaps_figure_has_no_legend_to_give(single):
 
 
 def test_nothing_to_plot_is_a_clear_error():
-    with pytest.raises(ValueError, match="only ceiling scores"):
+    with pytest.raises(ValueError, match="only bound scores"):
         scores_figure([{"condition": "full", "compressor": "full-context", "ratio": 1.0}])
     with pytest.raises(ValueError, match="no own−none or own−cross gaps"):
         gaps_figure([])
