@@ -48,6 +48,7 @@ METRICS = ("micro", "macro")
 RATIO_LABEL = "retention ratio r = L / N (budget / source tokens)"
 NAME_LABEL = "compressor, at retention ratio r = L / N = {ratio:g}"
 NAME_ROTATION = 30
+MIN_WIDTH = 8.4  # inches: a one-panel figure's legend (two bounds and two compressors) fits on one line
 _RC = {"font.size": 9, "axes.titlesize": 10, "figure.titlesize": 12, "legend.fontsize": 9}
 
 
@@ -151,7 +152,7 @@ def _layout(
     labels = 0.07 * max(map(len, names)) * math.sin(math.radians(NAME_ROTATION)) if names else 0.0
     height = 2.7 * n_rows + 0.3 * legend_rows + labels
     panel = max(4.2, 0.55 * len(names) + 1.0)
-    fig = Figure(figsize=(max(panel * n_cols, 6.5), height))
+    fig = Figure(figsize=(max(panel * n_cols, MIN_WIDTH), height))
     bottom = (0.62 + 0.3 * legend_rows + labels) / height
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharex=True, sharey="row")
     return fig, [list(row) for row in axes], bottom
