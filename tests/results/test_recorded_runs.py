@@ -157,3 +157,26 @@ def test_the_readme_outcome_table_and_retention_are_the_main_runs(readme):
     for condition in ("own", "none"):
         shown = f"**{_ci(retention[('embed', condition)], 'retention')}** for `embed` {condition}"
         assert shown in text, shown
+
+
+AUC_HEAD = "| compressor | condition | ratios | Micro AUC [95% CI] | Evidence AUC [95% CI] |"
+
+
+def test_the_results_guide_auc_table_and_difference_are_the_curve_runs():
+    from gacc_hf.scoring.auc import paired_auc
+
+    run = verify_folder(RUNS / "curve")
+    guide = (ROOT / "docs" / "results-and-publishing.md").read_text(encoding="utf-8")
+    areas = {(r["compressor"], r["condition"]): r for r in run.payload["auc"]}
+    rows = table_rows(guide, AUC_HEAD)
+    assert {(c[0].strip("`"), c[1]) for c in rows} == set(areas)
+    for cells in rows:
+        r = areas[(cells[0].strip("`"), cells[1])]
+        assert cells[2:] == [", ".join(f"{x:g}" for x in r["ratios"]), _ci(r, "micro_auc"), _ci(r, "evidence_auc")]
+    side = {name: [a for a in run.answers if a["compressor"] == name] for name in ("truncate", "embed")}
+    n_boot, seed = run.config["n_bootstrap"], run.config["seed"]
+    (d,) = paired_auc(side["truncate"], side["embed"], n_boot, seed)
+    shown = f"**{100 * d['auc_diff']:+.1f} [{100 * d['auc_diff_ci_low']:+.1f}, {100 * d['auc_diff_ci_high']:+.1f}]**"
+    assert shown in re.sub(r"\s+", " ", guide), shown
+    retention = {r["ratio"]: r["retention"] for r in run.payload["retention"] if r["compressor"] == "embed"}
+    assert f"from {retention[0.1]:.3f} at r = 0.1 to {retention[0.3]:.3f} at r = 0.3" in re.sub(r"\s+", " ", guide)
