@@ -264,6 +264,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     from gacc_hf.run import distributed
     from gacc_hf.run.silence import silent_reader
     from gacc_hf.scoring.by_language import language_table
+    from gacc_hf.scoring.retention import missing_bound
 
     started = datetime.now(UTC)
     if args.output_dir is not None:
@@ -316,6 +317,8 @@ def _run_locked(args: argparse.Namespace) -> int:
         log.warning(silent)
     if len(result.config["data"]["languages"]) > 1:
         print(f"\nby language:\n{language_table(result.scores_by_language)}")
+    if {"closed", "full"} & set(result.config["conditions"]) and (reason := missing_bound(result.answers)):
+        print(f"retention: undefined ({reason})")
     print(f"calls: {result.calls}")
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))

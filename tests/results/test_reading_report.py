@@ -70,7 +70,10 @@ def test_closed_alone_runs_and_says_once_that_retention_is_undefined(tmp_path, c
     args = ["run", "--preset", "rules", "--conditions", "closed", "--output-dir", str(out)]
     assert main([*args, "--cache-dir", str(tmp_path / "cache")]) == 0
     text = (out / "report.md").read_text()
+    assert "retention: undefined (the run has no full condition to normalise by)" in capsys.readouterr().out
     assert text.count("Retention is undefined: the run has no full condition.") == 1
+    rules = ["run", "--preset", "rules", "--output-dir", str(tmp_path / "rules"), "--cache-dir", str(tmp_path / "c")]
+    assert main(rules) == 0 and "retention" not in capsys.readouterr().out  # no bound asked for: nothing to say
     assert read_folder(out).payload["retention"] == []
 
 
