@@ -14,6 +14,7 @@ from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from gacc_hf.results.plots import _RC, _save
 from gacc_hf.scoring.outcomes import OUTCOMES
@@ -38,7 +39,7 @@ def outcomes_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> Figur
         for name in OUTCOMES:
             widths = [100 * r[name] for r in rows]
             hatches = ["//" if r.get("ceiling") else "" for r in rows]
-            bars = ax.barh(ys, widths, left=left, color=COLOURS[name], label=name, height=0.7, edgecolor="white")
+            bars = ax.barh(ys, widths, left=left, color=COLOURS[name], height=0.7, edgecolor="white")
             for bar, hatch in zip(bars, hatches, strict=True):
                 bar.set_hatch(hatch)
             left = [a + b for a, b in zip(left, widths, strict=True)]
@@ -46,7 +47,8 @@ def outcomes_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> Figur
         ax.set_yticklabels([_label(r) for r in rows])
         ax.set_xlim(0, 100)
         ax.set_xlabel("% of the cell's questions (hatched: a bound, not a method)")
-        ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(OUTCOMES), frameon=False)
+        keys = [Patch(color=COLOURS[name], label=name) for name in OUTCOMES]  # plain: a hatched first bar aside
+        ax.legend(handles=keys, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(OUTCOMES), frameon=False)
         fig.suptitle(title or "Outcome of every answer: right, guessed, missed (reader's loss), lost (compressor's)")
         fig.subplots_adjust(left=0.28, right=0.97, top=1 - 0.9 / fig.get_figheight(), bottom=0.55 / fig.get_figheight())
     return fig

@@ -33,6 +33,12 @@ def test_each_bar_is_split_at_the_hand_added_shares():
     assert [t.get_text() for t in ax.get_yticklabels()] == ["full-context\nfull r=0.2", "embed\nown r=0.2"]  # top first
 
 
+def test_the_legend_names_the_four_outcomes_unhatched():
+    legend = outcomes_figure(ROWS).axes[0].get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["right", "guessed", "missed", "lost"]
+    assert {h.get_hatch() for h in legend.legend_handles} == {None}
+
+
 def test_png_bytes_are_identical_across_two_builds(tmp_path):
     a = plot_outcomes(ROWS, tmp_path / "a.png").read_bytes()
     assert plot_outcomes(ROWS, tmp_path / "b.png").read_bytes() == a
