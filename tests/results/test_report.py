@@ -60,6 +60,16 @@ def test_a_tampered_score_is_refused_naming_the_cell(folder):
         rebuild(folder)
 
 
+@pytest.mark.parametrize(("what", "field"), [("outcomes", "lost"), ("auc", "micro_auc")])
+def test_a_tampered_reading_aid_is_refused_and_an_untouched_one_passes(folder, what, field):
+    rebuild(folder)  # untouched: every stored figure equals its recount
+    doc = json.loads((folder / "results.json").read_text())
+    doc[what][1][field] = 0.5
+    (folder / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(ResultsError, match=rf"{what} at compressor={doc[what][1]['compressor']}.* in {field}"):
+        rebuild(folder)
+
+
 def test_a_ci_that_another_bootstrap_drew_only_warns_and_is_kept(folder):
     _edit_scores(folder, "micro_ci_low", -0.5, index=4)
     with pytest.warns(UserWarning, match="1 scores row"):
