@@ -92,9 +92,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print("\n".join([*(f"WARNING, NOT COMPARABLE: {line}" for line in differ), table]))
     if tables := paired_by_language(rows_a, rows_b, n_boot, seed, labels):
         print(f"\nby language (each on its own questions):\n{format_by_language(tables, labels)}")
+    print(_moves(rows_a, rows_b, n_boot, seed))
     if skipped:
         print(f"skipped {len(skipped)} cell(s) not in both runs: {'; '.join(skipped)}")
     return 0
+
+
+def _moves(rows_a: list, rows_b: list, n_boot: int, seed: int) -> str:
+    """What `gacc compare` says under the score table: which outcomes moved, and the paired AUC difference
+    (or, at one shared ratio, once, that there is no curve)."""
+    from gacc_hf.scoring.auc import format_auc, paired_auc
+    from gacc_hf.scoring.transitions import format_transitions, transitions
+
+    parts = [format_transitions(transitions(rows_a, rows_b))]
+    ratios = sorted({float(r["ratio"]) for r in rows_a})
+    auc = paired_auc(rows_a, rows_b, n_boot, seed)
+    parts.append(format_auc(auc) if auc else f"one shared ratio only (r = {ratios[0]:g}): no curve, no AUC")
+    return "\n" + "\n\n".join(parts)
 
 
 def add_publish_parser(sub: argparse._SubParsersAction) -> None:

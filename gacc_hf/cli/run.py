@@ -116,7 +116,8 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--conditions",
         type=_csv,
-        help=f"conditions among {','.join(CONDITIONS)} (full and oracle are ceilings, not methods; "
+        help=f"conditions among {','.join(CONDITIONS)} (full and oracle are ceilings, closed the floor: bounds, "
+        "not methods; "
         f"default: {','.join(main.conditions)})",
     )
     p.add_argument(
@@ -266,6 +267,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     from gacc_hf.run import distributed
     from gacc_hf.run.silence import silent_reader
     from gacc_hf.scoring.by_language import language_table
+    from gacc_hf.scoring.retention import missing_bound
 
     started = datetime.now(UTC)
     if args.output_dir is not None:
@@ -318,6 +320,8 @@ def _run_locked(args: argparse.Namespace) -> int:
         log.warning(silent)
     if len(result.config["data"]["languages"]) > 1:
         print(f"\nby language:\n{language_table(result.scores_by_language)}")
+    if {"closed", "full"} & set(result.config["conditions"]) and (reason := missing_bound(result.answers)):
+        print(f"retention: undefined ({reason})")
     print(f"calls: {result.calls}")
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))

@@ -34,7 +34,7 @@ def details_card(details_repo_id: str, model_id: str, dataset: DatasetRef) -> st
             f"- `memories` ({MEMORIES_FILE}): one ledger row per memory: the memory text (`memory`), budget L, "
             "source tokens N, proposed / retained / re-encoded tokens, unused budget, padding (always 0), "
             "truncated, compressor called.",
-            "- Rows with `ceiling` true (full context, oracle) are upper bounds, not methods.",
+            "- Rows with `ceiling` true (full context, oracle; closed book, the floor) are bounds, not methods.",
             f"- `{RESULTS_FILE}`: configuration, versions, tokenizer identity, integrity counters, scores with CIs; "
             "`report.md` and the plots summarise them.",
             "",

@@ -1,12 +1,13 @@
 """A run's results folder as a whole: write it, read it back, verify it, rebuild its report.
 
 `write_results` writes a fresh run, whole folder at once (`gacc_hf.results.atomic`); `read_folder` reads
-schema 1 or 2 (`gacc_hf.results.layout`): schema 1 (ledger and answers embedded in `results.json`) is still
-read, and rows written before a column existed read without it; anything else is refused with a message naming
-the file. The recorded sha256 of each parquet file ties the files of a folder together. `verify_folder` runs
-every check a folder can be given without a model (file checksums, every figure re-derived from
-`answers.parquet`), and `rebuild` regenerates report and plots after those checks. Report and plots are
-deterministic, so a rebuild reproduces them byte for byte.
+schema 1 to 3 (`gacc_hf.results.layout`): schema 1 (ledger and answers embedded in `results.json`) is still
+read, answers of schema 1 and 2 get their `outcome` from their verdict and evidence flag, and rows written
+before another column existed read without it; anything else is refused with a message naming the file. The
+recorded sha256 of each parquet file ties the files of a folder together. `verify_folder` runs every check a
+folder can be given without a model (file checksums, every figure re-derived from `answers.parquet`), and
+`rebuild` regenerates report and plots after those checks. Report and plots are deterministic, so a rebuild
+reproduces them byte for byte.
 """
 
 from __future__ import annotations
@@ -36,11 +37,14 @@ from gacc_hf.results.layout import (
     json_bytes,
     parquet_bytes,
 )
+from gacc_hf.results.outcome_plot import OUTCOMES_PNG, plot_outcomes
 from gacc_hf.results.page import PAGE_FILE, write_page
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
 from gacc_hf.scoring.by_language import language_mismatch, score_by_language
 from gacc_hf.scoring.compare import condition_gaps
+from gacc_hf.scoring.outcomes import outcome
+from gacc_hf.scoring.reading import KEYS, reading_figures
 from gacc_hf.scoring.scores import score_answers
 
 if TYPE_CHECKING:
@@ -90,8 +94,8 @@ def read_folder(run_dir: str | Path) -> RunResults:
     payload = _read_json(root / RESULTS_FILE)
     version = payload.get("schema_version")
     if version == 1:
-        return _from_schema_1(root / RESULTS_FILE, payload)
-    if version != SCHEMA_VERSION:
+        return _with_outcomes(_from_schema_1(root / RESULTS_FILE, payload))
+    if version not in (2, SCHEMA_VERSION):
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise ResultsError(
                 f"{root / RESULTS_FILE}: schema_version {version} was written by a newer gacc-hf; "
@@ -102,7 +106,16 @@ def read_folder(run_dir: str | Path) -> RunResults:
         )
     _require(root / RESULTS_FILE, payload, ("config", "scores", "integrity", "calls", "tokenizer", "files"))
     tables = {key: _read_table(root, key, payload["files"]) for key in TABLES}
-    return RunResults(payload, tables["answers"], tables["memories"])
+    run = RunResults(payload, tables["answers"], tables["memories"])
+    return run if version == SCHEMA_VERSION else _with_outcomes(run)
+
+
+def _with_outcomes(run: RunResults) -> RunResults:
+    """Answers of an older schema with their outcome filled in (rows without an evidence flag get none)."""
+    for row in run.answers:
+        if "outcome" not in row and "evidence" in row:
+            row["outcome"] = outcome(None if row.get("error") else row["correct"], row["evidence"])
+    return run
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -156,17 +169,18 @@ def _from_schema_1(path: Path, payload: dict[str, Any]) -> RunResults:
 
 
 # what `rebuild` regenerates (and the per-language plots, scores_<language>.png); every other file is kept as it is
-DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG)
+DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG, OUTCOMES_PNG)
 
 
 def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
-    """Scores and goal gaps computed from the answer rows alone, with the run's bootstrap settings."""
+    """Scores, goal gaps and reading aids computed from the answer rows alone, with the run's bootstrap settings."""
     n_boot, seed = int(config.get("n_bootstrap", 1000)), int(config.get("seed", 0))
     scores = score_answers(list(answers), n_boot, seed)
     return {
         "scores": scores,
         "gaps": condition_gaps(answers, n_boot, seed),
         "scores_by_language": score_by_language(list(answers), n_boot, seed, scores),
+        **reading_figures(answers, n_boot, seed),
     }
 
 
@@ -199,6 +213,8 @@ def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
         paths.append(plot_scores(run.scores, out / SCORES_PNG))
     if run.payload.get("gaps"):
         paths.append(plot_gaps(run.payload["gaps"], out / GAPS_PNG))
+    if run.payload.get("outcomes"):
+        paths.append(plot_outcomes(run.payload["outcomes"], out / OUTCOMES_PNG))
     paths += plot_languages(run.payload.get("scores_by_language") or [], out)
     report = out / REPORT_FILE
     write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
@@ -212,7 +228,7 @@ def verify_folder(run_dir: str | Path) -> RunResults:
     re-derived from `answers.parquet`: point estimates and counts must match `results.json` exactly (else
     ResultsError); a CI that differs only because the bootstrap of another harness version drew differently
     gives a warning and the stored figures are kept. The exposures counter must count the exposure rows
-    recorded beside it. Gaps missing from an older file are filled in.
+    recorded beside it. Gaps and reading aids (`gacc_hf.scoring.reading`) missing from an older file are filled in.
     """
     run = read_folder(run_dir)
     path = Path(run_dir) / RESULTS_FILE
@@ -228,10 +244,11 @@ def verify_folder(run_dir: str | Path) -> RunResults:
         _verify(path, "scores_by_language", run.payload["scores_by_language"], derived["scores_by_language"], key)
     elif derived["scores_by_language"]:  # a language's scores are never left out of a report or card
         run.payload = {**run.payload, "scores_by_language": derived["scores_by_language"]}
-    if "gaps" in run.payload:
-        _verify(path, "gaps", run.payload["gaps"], derived["gaps"], ("compressor", "gap", "ratio"))
-    else:
-        run.payload = {**run.payload, "gaps": derived["gaps"]}
+    for what, key in {"gaps": ("compressor", "gap", "ratio"), **KEYS}.items():
+        if what in run.payload:
+            _verify(path, what, run.payload[what], derived[what], key)
+        else:
+            run.payload = {**run.payload, what: derived[what]}
     return run
 
 
@@ -239,29 +256,29 @@ def rebuild(run_dir: str | Path) -> list[Path]:
     """Regenerate report and plots from a results folder alone (no model is loaded or called).
 
     The folder is checked first (`verify_folder`) and replaced as a whole, like a fresh run: its other files
-    (data, config.yaml) are kept byte for byte, a schema 1 folder is upgraded (its ledger and answers move to
-    parquet files). Returns the files written.
+    (data, config.yaml) are kept byte for byte; a folder of an older schema is upgraded (schema 1's ledger and
+    answers move to parquet files; answers get their outcome column), and figures `results.json` lacks are added
+    to it. Returns the files written.
     """
     recover(run_dir)
     run = verify_folder(run_dir)
-    names: list[str] = []
+    if "files" not in run.payload or run.payload.get("schema_version") != SCHEMA_VERSION:
+        run.payload, data = folder_files(run)
+    else:  # figures this version derives and the file lacks were filled in by the checks: written too
+        data = {RESULTS_FILE: json_bytes(run.payload)}
+    stored = (Path(run_dir) / RESULTS_FILE).read_bytes()
+    names = [name for name in data if name != RESULTS_FILE or data[name] != stored]
+    source = Path(run_dir).resolve()
 
-    def outputs(r: RunResults, stage: Path) -> None:
-        names.extend(p.name for p in write_outputs(r, stage))
+    def fill(stage: Path) -> None:  # the run's own files (data, config.yaml) as they are; outputs afresh
+        for path in source.iterdir():
+            if path.is_file() and path.name not in {*DERIVED, *data} and not is_language_png(path.name):
+                shutil.copyfile(path, stage / path.name)
+        for name, content in data.items():
+            write_atomic(stage / name, content)
+        names.extend(p.name for p in write_outputs(run, stage))
 
-    if "files" not in run.payload:
-        write_folder(run, run_dir, extra=outputs)
-        names.insert(0, RESULTS_FILE)
-    else:
-        source = Path(run_dir).resolve()
-
-        def fill(stage: Path) -> None:  # the run's own files (data, config.yaml) as they are; outputs afresh
-            for path in source.iterdir():
-                if path.is_file() and path.name not in DERIVED and not is_language_png(path.name):
-                    shutil.copyfile(path, stage / path.name)
-            outputs(run, stage)
-
-        replace_folder(run_dir, fill)
+    replace_folder(run_dir, fill)
     return [Path(run_dir) / name for name in names]
 
 

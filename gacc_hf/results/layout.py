@@ -1,4 +1,4 @@
-"""The results folder format (schema 2): file names, column types, the in-memory `RunResults`, canonical bytes.
+"""The results folder format (schema 3): file names, column types, the in-memory `RunResults`, canonical bytes.
 
 Layout:
 
@@ -6,7 +6,8 @@ Layout:
                        versions, git revision, tokenizer identity, integrity, exposures, calls, scores with
                        CIs, errors, and the row count + sha256 of each parquet file
     answers.parquet    one row per question per (compressor, condition, ratio): ids, the question text, the
-                       gold references (`references`), memory hash, answer, verdict
+                       gold references (`references`), memory hash, answer, verdict, outcome
+                       (`gacc_hf.scoring.outcomes`; schema 3, filled in when a schema 2 folder is read)
     memories.parquet   the memory ledger (docs/protocol.md §9), one row per (compressor, goal, condition, ratio), with
                        the memory text (`memory`)
     report.md, *.png   derived from the above (`gacc_hf.results.report`, `gacc_hf.results.plots`)
@@ -23,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 RESULTS_FILE = "results.json"
@@ -41,8 +42,8 @@ RUNS_DIR = "runs"
 LATEST = "latest"
 
 
-#: Conditions whose rows are upper bounds, not methods (rows written before the `ceiling` flag existed).
-CEILING_CONDITIONS = ("full", "oracle")
+#: Conditions whose rows are bounds, not methods (rows written before the `ceiling` flag existed).
+CEILING_CONDITIONS = ("full", "oracle", "closed")
 
 
 _STR, _F64, _I64, _BOOL = pa.string(), pa.float64(), pa.int64(), pa.bool_()
@@ -65,6 +66,7 @@ ANSWER_TYPES: dict[str, pa.DataType] = {
     "ceiling": _BOOL,
     "answer": _STR,
     "correct": _BOOL,
+    "outcome": _STR,
     "error": _STR,
 }
 
@@ -122,7 +124,7 @@ class RunResults:
 
 
 def is_ceiling(row: Mapping[str, Any]) -> bool:
-    """Whether a score, answer or memory row is an upper bound (full context, oracle), never a method."""
+    """Whether a score, answer or memory row is a bound (full context, oracle, closed book), never a method."""
     return bool(row.get("ceiling", row.get("condition") in CEILING_CONDITIONS))
 
 

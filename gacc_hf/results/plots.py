@@ -1,8 +1,9 @@
 """PNG plots of a run: scores (and evidence recall) against the retention ratio, and the goal gaps.
 
-Ceilings (full context, oracle) are drawn as dashed reference lines labelled as upper bounds, never as a
-compressor's line. A run at a single ratio has no ratio axis to speak of, so its compressors stand side by
-side on a named axis instead (a dot with its CI each), which stays readable for any number of them.
+Ceilings (full context, oracle) are drawn as dashed reference lines labelled as upper bounds, and the
+closed-book floor as one labelled as the floor, never as a compressor's line. A run at a single ratio has no
+ratio axis to speak of, so its compressors stand side by side on a named axis instead (a dot with its CI each),
+which stays readable for any number of them.
 
 Figures are drawn on matplotlib's Agg canvas without pyplot (no global state, no display needed) and
 saved with fixed dpi and no "Software" metadata, so the same results produce byte-identical PNGs.
@@ -47,6 +48,7 @@ METRICS = ("micro", "macro")
 RATIO_LABEL = "retention ratio r = L / N (budget / source tokens)"
 NAME_LABEL = "compressor, at retention ratio r = L / N = {ratio:g}"
 NAME_ROTATION = 30
+MIN_WIDTH = 8.4  # inches: a one-panel figure's legend (two bounds and two compressors) fits on one line
 _RC = {"font.size": 9, "axes.titlesize": 10, "figure.titlesize": 12, "legend.fontsize": 9}
 
 
@@ -150,7 +152,7 @@ def _layout(
     labels = 0.07 * max(map(len, names)) * math.sin(math.radians(NAME_ROTATION)) if names else 0.0
     height = 2.7 * n_rows + 0.3 * legend_rows + labels
     panel = max(4.2, 0.55 * len(names) + 1.0)
-    fig = Figure(figsize=(max(panel * n_cols, 6.5), height))
+    fig = Figure(figsize=(max(panel * n_cols, MIN_WIDTH), height))
     bottom = (0.62 + 0.3 * legend_rows + labels) / height
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharex=True, sharey="row")
     return fig, [list(row) for row in axes], bottom
@@ -239,10 +241,12 @@ def _ratio(row: Mapping[str, Any]) -> float:
     return float(row["ratio"])
 
 
-_CEILING_STYLES = ({"color": "0.35", "ls": "--"}, {"color": "0.15", "ls": ":"})
+_CEILING_STYLES = ({"color": "0.35", "ls": "--"}, {"color": "0.15", "ls": ":"}, {"color": "0.55", "ls": "-."})
 
 
 def _ceiling_label(name: str, cells: Sequence[Mapping[str, Any]]) -> str:
+    if cells[0].get("condition") == "closed":
+        return "closed book (floor: empty memory)"
     shown = "full context" if name == FULL_CONTEXT else name
     return f"{shown} (upper bound, r = {cells[0]['ratio']:g})" if len(cells) == 1 else f"{shown} (upper bound)"
 
@@ -261,7 +265,7 @@ def scores_figure(scores: Sequence[Mapping[str, Any]], title: str = "") -> Figur
             ceilings.setdefault(str(s["compressor"]), []).append(s)
     ceilings = {name: sorted(cells, key=_ratio) for name, cells in ceilings.items()}
     if not rows:
-        raise ValueError("no compressed conditions to plot (only ceiling scores: full context, oracle)")
+        raise ValueError("no compressed conditions to plot (only bound scores: full context, oracle, closed book)")
     evidence = any(s.get("evidence_micro") is not None for s in rows)
     metrics = (*METRICS, "evidence_micro") if evidence else METRICS
 

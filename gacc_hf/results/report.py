@@ -1,6 +1,6 @@
 """`report.md`: the markdown report of a results folder, rendered from its `RunResults` alone.
 
-Ceilings (full context, oracle) are shown apart from the methods, as upper bounds.
+Ceilings (full context, oracle) and the closed-book floor are shown apart from the methods, as bounds.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from typing import Any
 
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, SCHEMA_VERSION, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
+from gacc_hf.results.reading_report import auc_table, curve_note, outcome_table, retention_note, retention_table
+from gacc_hf.results.reading_report import md_table as _table
 from gacc_hf.run.config import partial_run
 from gacc_hf.run.silence import silent_reader
 from gacc_hf.scoring.by_language import named_languages, run_languages
@@ -32,11 +34,6 @@ def _points(gap: Mapping[str, Any], metric: str) -> str:
 
 def _method(m: Mapping[str, Any]) -> str:
     return f"`{m['name']}` ({m['revision']})"
-
-
-def _table(head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "|".join("---" for _ in head) + "|"]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
 
 def _budget_rows(memories: Sequence[Mapping[str, Any]]) -> list[list[Any]]:
@@ -122,6 +119,13 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
         if len(run_languages(cfg)) > 1
         else "",
         plots=[(Path(name).stem, name) for name in plots],
+        outcome_table=outcome_table(p.get("outcomes") or []),
+        outcome_language_table=outcome_table(p.get("outcomes_by_language") or [], language=True),
+        retention_table=retention_table(p.get("retention") or []),
+        retention_note=retention_note(p.get("retention") or [], cfg["conditions"]),
+        auc_table=auc_table(p.get("auc") or []),
+        auc_language_table=auc_table(p.get("auc_by_language") or [], language=True),
+        curve_note=curve_note(cfg["ratios"]),
         budget_table=_table(
             ["compressor", "ratio", "memories", "budget used", "truncated", "cached"], _budget_rows(run.memories)
         ),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gacc_hf.results.layout import SCHEMA_VERSION
 from gacc_hf.scoring.compare import condition_gaps
+from gacc_hf.scoring.reading import reading_figures
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -87,6 +88,7 @@ class BenchmarkResult:
 
     def results_document(self, command: Sequence[str] | None = None) -> dict[str, Any]:
         """The `results.json` document of this run (the per-row details go to the parquet files)."""
+        n_boot, seed = self.config.get("n_bootstrap", 1000), self.config.get("seed", 0)
         return {
             "schema_version": SCHEMA_VERSION,
             "seed": self.config.get("seed"),
@@ -103,7 +105,8 @@ class BenchmarkResult:
             "generated_tokens": self.generated_tokens,
             "scores": self.scores,
             "scores_by_language": self.scores_by_language,
-            "gaps": condition_gaps(self.answers, self.config.get("n_bootstrap", 1000), self.config.get("seed", 0)),
+            "gaps": condition_gaps(self.answers, n_boot, seed),
+            **reading_figures(self.answers, n_boot, seed),
             "errors": self.errors,
         }
 

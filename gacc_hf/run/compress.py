@@ -2,8 +2,9 @@
 
 A compressor's output is cut to L by the protocol before it is stored; the stored value is the memory
 and its budget accounting (docs/protocol.md §9), never the raw output, so a runaway output costs no cache
-space. `L = 0` gives the empty memory without a call. The ceilings call nothing: `full` is the source,
-`oracle` is built from gold evidence here, on the judge side, and never reaches a compressor.
+space. `L = 0` gives the empty memory without a call. The bounds call nothing: `full` is the source,
+`oracle` is built from gold evidence here, on the judge side, and never reaches a compressor; `closed` is
+the empty memory.
 """
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def compute_memories(
         else:
             group = task.item
             row = first_row[task.key]
-            if row["condition"] == "full":
+            if row["condition"] == "closed":
+                values[task.key] = _empty(0)
+            elif row["condition"] == "full":
                 n = row["source_tokens"]
                 values[task.key] = {
                     "memory": group.context,

@@ -2,10 +2,11 @@
 
 `own` shows the group's goal, `none` the empty goal, `cross` another goal of the same context (of
 another context when the context has a single goal), picked by a hash of the run seed and goal ids so
-that the pairing is deterministic and independent of row order, fallback included. Two ceilings show
-no goal and call no compressor: `full` (the memory is the source itself) and `oracle` (the source
-sentences holding gold evidence, cut to L: an upper bound for extractive compression, built on the
-judge side). Questions are always the group's own.
+that the pairing is deterministic and independent of row order, fallback included. Three bounds show
+no goal and call no compressor: the ceilings `full` (the memory is the source itself) and `oracle` (the
+source sentences holding gold evidence, cut to L: an upper bound for extractive compression, built on the
+judge side), and the floor `closed` (the empty memory: what the reader answers from its own knowledge).
+Questions are always the group's own.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 
 from gacc_hf.data.schema import Group
 
-CONDITIONS = ("own", "none", "cross", "full", "oracle")
-CEILINGS = ("full", "oracle")  # upper bounds, never methods
+CONDITIONS = ("own", "none", "cross", "full", "oracle", "closed")
+CEILINGS = ("full", "oracle", "closed")  # bounds (two ceilings and the floor), never methods
 DEFAULT_CONDITIONS = ("own", "none", "cross")
 
 

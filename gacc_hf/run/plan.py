@@ -3,9 +3,10 @@
 Memory keys bind what the protocol says can change a memory (docs/protocol.md §11): the sha256 of the context
 and of the shown goal, the budget L, the tokenizer name and revision, the protocol version (the cut
 rule) and the compressor's name and revision. Rows that share a key share one memory, so a memory is
-computed once however many conditions or ratios need it. The two ceilings are planned here too, with
-no compressor: `full` (memory = the source, one row per group) and `oracle` (the evidence sentences
-cut to L, built on the judge side: see `gacc_hf.scoring.evidence`).
+computed once however many conditions or ratios need it. The bounds are planned here too, with no
+compressor: `full` (memory = the source, one row per group), `oracle` (the evidence sentences cut to L,
+built on the judge side: see `gacc_hf.scoring.evidence`) and `closed` (the empty memory, L = 0, one row per
+group, one memory for the whole run).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from gacc_hf.tokenizer import Codec
 
 FULL_CONTEXT = "full-context"  # the compressor name of `full` rows: the source itself
 ORACLE = "oracle"  # the compressor name of `oracle` rows: evidence sentences, an upper bound
+CLOSED_BOOK = "closed-book"  # the compressor name of `closed` rows: the empty memory, the floor
 
 
 @dataclass
@@ -72,6 +74,10 @@ def plan_memories(
             key = make_key(kind="full", context=ctx_hash, tokenizer=tokenizer)
             plan.tasks.setdefault(key, (None, Task(key, group, f"context_id={group.context_id!r}")))
             plan.ledger.append(_row(group, "", "full", FULL_CONTEXT, "source", Fraction(1), n, n, key))
+        if "closed" in conditions:
+            key = make_key(kind="closed", tokenizer=tokenizer)
+            plan.tasks.setdefault(key, (None, Task(key, group, "the empty memory (closed)")))
+            plan.ledger.append(_row(group, "", "closed", CLOSED_BOOK, "empty", Fraction(0), n, 0, key))
         if "oracle" in conditions:
             for r, budget in budgets:
                 key = make_key(

@@ -39,12 +39,12 @@ class Preset:
 PRESETS: dict[str, Preset] = {
     "main": Preset(
         description="the main job: the bundled sample (its English groups), truncate vs embed at ratio 0.2 under "
-        "own/none, with the full-context and oracle ceilings; SmolLM2 reader, contains judge",
+        "own/none, with the full-context and oracle ceilings and the closed-book floor; SmolLM2 reader, contains judge",
         data="sample",
         compressors=("truncate", "embed"),
         reader="smollm2",
         judge="contains",
-        conditions=("own", "none", "full", "oracle"),
+        conditions=("own", "none", "full", "oracle", "closed"),
         ratios=(0.2,),
     ),
     "baselines": Preset(
@@ -74,6 +74,16 @@ PRESETS: dict[str, Preset] = {
         judge="exact",
         conditions=("own", "none", "cross"),
         ratios=(0.1, 0.25),
+    ),
+    "curve": Preset(
+        description="score against budget: rule methods on generated data at four ratios, with the full-context "
+        "ceiling and the closed-book floor; curves and their areas in seconds, no model",
+        data="synthetic",
+        compressors=("truncate", "goal-lines"),
+        reader="fields",
+        judge="exact",
+        conditions=("own", "full", "closed"),
+        ratios=(0.1, 0.2, 0.3, 0.5),
     ),
 }
 DEFAULT_PRESET = "main"

@@ -25,6 +25,7 @@ from gacc_hf.run.cache import text_hash
 from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
 from gacc_hf.run.key_template import KeyTemplate
 from gacc_hf.run.rolling import Follow, Planned
+from gacc_hf.scoring.outcomes import outcome as answer_outcome
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -210,6 +211,7 @@ def _rows(
                     "evidence": found,
                     "answer": answer,
                     "correct": correct,
+                    "outcome": answer_outcome(correct if error is None else None, found),
                     "error": error,
                 }
             )

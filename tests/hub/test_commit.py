@@ -150,7 +150,7 @@ def test_a_listening_hub_is_reachable():
 
 
 def test_a_network_lost_midway_is_one_line_and_a_refusal_by_the_hub_is_not_called_that(monkeypatch, capsys):
-    monkeypatch.setattr(commit, "require_reachable", lambda *a: None)
+    monkeypatch.setattr(hub_commit, "require_reachable", lambda *a: None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     lost = httpx2.ConnectError("[Errno 111] Connection refused")
     monkeypatch.setattr(results_cli, "_publish", lambda args: (_ for _ in ()).throw(lost))

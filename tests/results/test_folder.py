@@ -21,6 +21,7 @@ from gacc_hf.cli import main
 from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest, recover, write_atomic
 from gacc_hf.results.folder import read_folder, rebuild, verify_folder, write_results
 from gacc_hf.results.layout import SCHEMA_VERSION, ResultsError
+from tests.helpers.paths import FIXTURES
 
 
 def test_round_trip_gives_back_the_rows_of_the_run(run):
@@ -29,7 +30,7 @@ def test_round_trip_gives_back_the_rows_of_the_run(run):
     assert back.answers == result.answers
     assert back.memories == result.memories
     assert back.scores == result.scores
-    assert back.payload["schema_version"] == SCHEMA_VERSION == 2
+    assert back.payload["schema_version"] == SCHEMA_VERSION == 3
 
 
 def test_results_json_holds_no_rows_and_records_the_parquet_files(run):
@@ -231,8 +232,8 @@ def test_a_kill_at_any_point_of_a_write_leaves_the_previous_or_the_new_complete_
         kill_at += 1
     fresh = _snapshot(out)
     assert "gaps.png" in old and "gaps.png" not in fresh  # the new run has no gaps: no stale file survives
-    # every step was a kill point: 5 files (3 data files, report.md, scores.png), 2 renames, 1 deletion
-    assert kill_at - 1 == 5 + 2 + 1
+    # every step was a kill point: 6 files (3 data files, report.md, scores.png, outcomes.png), 2 renames, 1 deletion
+    assert kill_at - 1 == 6 + 2 + 1
     states = ["old" if snap == old else "new" if snap == fresh else f"a mix, killed at {k}" for k, snap in seen]
     assert set(states) == {"old", "new"}, states
 
@@ -391,3 +392,58 @@ def test_scores_by_language_left_out_are_derived_again_from_the_answers(tmp_path
     assert (folder / "report.md").read_text(encoding="utf-8") == (recorded / "report.md").read_text(encoding="utf-8")
     recorded_rows = json.loads((recorded / "results.json").read_text(encoding="utf-8"))["scores_by_language"]
     assert verify_folder(folder).payload["scores_by_language"] == recorded_rows
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+@pytest.mark.parametrize("name", ["main", "bilingual"])
+def test_gacc_report_upgrades_a_schema_2_folder_to_outcomes_and_reading_aids(name, tmp_path):
+    """The main job's and the bilingual run's folders as recorded before answers had an outcome (schema 2)."""
+    old = FIXTURES / "schema2" / name
+    assert json.loads((old / "results.json").read_text())["schema_version"] == 2
+    folder = tmp_path / "run"
+    shutil.copytree(old, folder)
+    memories = read_folder(folder).memories
+    assert main(["report", str(folder)]) == 0
+    doc = json.loads((folder / "results.json").read_text())
+    assert doc["schema_version"] == SCHEMA_VERSION == 3 and doc["outcomes"]
+    assert (folder / "config.yaml").read_bytes() == (old / "config.yaml").read_bytes()
+    after = pq.read_table(folder / "answers.parquet").to_pylist()
+    expected = {(True, True): "right", (True, False): "guessed", (False, True): "missed", (False, False): "lost"}
+    assert [a["outcome"] for a in after] == [expected[(a["correct"], a["evidence"])] for a in after]
+    assert [{k: v for k, v in a.items() if k != "outcome"} for a in after] == pq.read_table(
+        old / "answers.parquet"
+    ).to_pylist()
+    assert read_folder(folder).memories == memories and (folder / "outcomes.png").is_file()
+    assert "## Outcomes" in (folder / "report.md").read_text()
+    upgraded = _files(folder)
+    assert main(["report", str(folder)]) == 0 and _files(folder) == upgraded  # a second rebuild changes nothing
+
+
+def test_an_upgraded_bilingual_folder_counts_outcomes_per_language(tmp_path):
+    folder = tmp_path / "run"
+    shutil.copytree(FIXTURES / "schema2" / "bilingual", folder)
+    rebuild(folder)
+    doc = json.loads((folder / "results.json").read_text())
+    after = pq.read_table(folder / "answers.parquet").to_pylist()
+    for language in ("en", "zh"):
+        rows = [a for a in after if a["language"] == language and a["condition"] == "full"]
+        (row,) = [r for r in doc["outcomes_by_language"] if (r["language"], r["condition"]) == (language, "full")]
+        assert row["right"] == sum(a["outcome"] == "right" for a in rows) / len(rows)
+    assert (
+        doc["retention"] == []
+        and "Retention is undefined: the run has no closed condition." in (folder / "report.md").read_text()
+    )
+
+
+def test_a_folder_lacking_the_reading_aids_gets_them_from_gacc_report(folder):
+    doc = json.loads((folder / "results.json").read_text())
+    for key in ("outcomes", "retention", "auc"):
+        del doc[key]
+    (folder / "results.json").write_text(json.dumps(doc))
+    assert "results.json" in [p.name for p in rebuild(folder)]
+    back = json.loads((folder / "results.json").read_text())
+    assert back["outcomes"] and back["auc"] and back["retention"]
+    assert "results.json" not in [p.name for p in rebuild(folder)]  # nothing left to add: kept as it is

@@ -40,7 +40,18 @@ def test_the_figure_size_follows_the_panel_count(result, tmp_path):
     own_only = [s for s in result.scores if s["condition"] in ("own", "full", "oracle")]
     width1, _ = _png_size(plot_scores(own_only, tmp_path / "one.png").read_bytes())
     assert width3 == pytest.approx(3 * 4.2 * DPI, abs=2)  # three condition panels, 4.2 inches each
-    assert width1 == pytest.approx(6.5 * DPI, abs=2)  # a single panel keeps a readable minimum width
+    assert width1 == pytest.approx(8.4 * DPI, abs=2)  # a single panel keeps a readable minimum width
+
+
+def test_a_single_panel_legend_with_the_floor_stays_inside_the_figure(tmp_path):
+    from gacc_hf.results.plots import scores_figure
+
+    result = real_run(tmp_path / "run", tmp_path / "cache", conditions=("own", "full", "closed"))
+    fig = scores_figure(result.scores)
+    FigureCanvasAgg(fig).draw()
+    box, whole = fig.legends[0].get_window_extent(), fig.bbox
+    assert whole.x0 <= box.x0 and box.x1 <= whole.x1, "the legend runs off the figure"
+    assert [t.get_text() for t in fig.legends[0].get_texts()][-1] == "closed book (floor: empty memory)"
 
 
 def _check_readable(fig, n_cols, n_labels, n_rows=2):
@@ -126,7 +137,7 @@ def test_a_single_ratio_gaps_figure_has_no_legend_to_give(single):
 
 
 def test_nothing_to_plot_is_a_clear_error():
-    with pytest.raises(ValueError, match="only ceiling scores"):
+    with pytest.raises(ValueError, match="only bound scores"):
         scores_figure([{"condition": "full", "compressor": "full-context", "ratio": 1.0}])
     with pytest.raises(ValueError, match="no own−none or own−cross gaps"):
         gaps_figure([])

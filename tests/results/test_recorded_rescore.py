@@ -7,6 +7,7 @@ regenerated with the same answers rescores to the same list. Each change is a fi
   `Wednesday.ly` as one word);
 - `contains-v3` keeps symbols and signs (the old one read `$25,000` as `25000`, so `$2` was found in `2%`
   and in a list's `2.`, and `$5` in `5.`).
+The main job's run was recorded again with `contains-v2` (its two `1.5%` verdicts are as scored there).
 """
 
 from __future__ import annotations
@@ -28,13 +29,6 @@ _DOLLARS = "25,000 yen is not $25,000 (contains-v3)"
 CHANGED_VERDICTS = {
     "main": {
         ("oracle", "oracle", "mt-library-board/g1/q1", "The bequest was 25,000 yen."): _DOLLARS,
-        ("embed", "own", "cl-hiking-app/g1/q4", "The answer is: 1.5%"): _DECIMAL,
-        (
-            "embed",
-            "none",
-            "cl-hiking-app/g1/q4",
-            "The battery use was reduced by 1.5% compared to the previous release.",
-        ): _DECIMAL,
     },
     "baselines": {
         ("oracle", "oracle", "mt-library-board/g1/q1", "The bequest was 25,000 yen."): _DOLLARS,

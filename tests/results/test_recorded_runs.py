@@ -27,7 +27,12 @@ TABLES = {  # (header start, last column)
     "main": (f"{HEAD} evidence Macro |", "evidence_macro"),
     "baselines": (f"{HEAD} own − none ΔMicro pp [95% CI] |", "gap"),
 }
-NAMES = {"full-context (upper bound)": "full-context", "oracle (upper bound)": "oracle", "smollm2 (notes)": "smollm2"}
+NAMES = {
+    "full-context (upper bound)": "full-context",
+    "oracle (upper bound)": "oracle",
+    "closed-book (floor)": "closed-book",
+    "smollm2 (notes)": "smollm2",
+}
 
 
 def table_rows(text: str, header: str) -> list[list[str]]:
@@ -134,3 +139,44 @@ def test_the_readme_language_table_is_the_bilingual_runs(readme):
         s = by_language[(cells[0], MEMORIES[cells[1]])]
         expected = [cells[0], cells[1], _ci(s, "micro"), f"{s['macro']:.3f}", _ci(s, "evidence_micro")]
         assert cells == [*expected, str(s["n_questions"])], f"README language table: row {cells[:2]}"
+
+
+OUTCOME_HEAD = "| compressor | condition | ratio | right | guessed | missed | lost |"
+
+
+def test_the_readme_outcome_table_and_retention_are_the_main_runs(readme):
+    run = verify_folder(RUNS / "main")
+    shares = {(s["compressor"], s["condition"], f"{s['ratio']:g}"): s for s in run.payload["outcomes"]}
+    rows = table_rows(readme, OUTCOME_HEAD)
+    assert {(NAMES.get(c[0], c[0]), c[1], c[2]) for c in rows} == set(shares)  # every cell, no other
+    for cells in rows:
+        s = shares[(NAMES.get(cells[0], cells[0]), cells[1], cells[2])]
+        assert cells[3:] == [_ci(s, k) for k in ("right", "guessed", "missed", "lost")], f"outcome row {cells[:3]}"
+    retention = {(r["compressor"], r["condition"]): r for r in run.payload["retention"]}
+    text = re.sub(r"\s+", " ", readme)
+    for condition in ("own", "none"):
+        shown = f"**{_ci(retention[('embed', condition)], 'retention')}** for `embed` {condition}"
+        assert shown in text, shown
+
+
+AUC_HEAD = "| compressor | condition | ratios | Micro AUC [95% CI] | Evidence AUC [95% CI] |"
+
+
+def test_the_results_guide_auc_table_and_difference_are_the_curve_runs():
+    from gacc_hf.scoring.auc import paired_auc
+
+    run = verify_folder(RUNS / "curve")
+    guide = (ROOT / "docs" / "results-and-publishing.md").read_text(encoding="utf-8")
+    areas = {(r["compressor"], r["condition"]): r for r in run.payload["auc"]}
+    rows = table_rows(guide, AUC_HEAD)
+    assert {(c[0].strip("`"), c[1]) for c in rows} == set(areas)
+    for cells in rows:
+        r = areas[(cells[0].strip("`"), cells[1])]
+        assert cells[2:] == [", ".join(f"{x:g}" for x in r["ratios"]), _ci(r, "micro_auc"), _ci(r, "evidence_auc")]
+    side = {name: [a for a in run.answers if a["compressor"] == name] for name in ("truncate", "embed")}
+    n_boot, seed = run.config["n_bootstrap"], run.config["seed"]
+    (d,) = paired_auc(side["truncate"], side["embed"], n_boot, seed)
+    shown = f"**{100 * d['auc_diff']:+.1f} [{100 * d['auc_diff_ci_low']:+.1f}, {100 * d['auc_diff_ci_high']:+.1f}]**"
+    assert shown in re.sub(r"\s+", " ", guide), shown
+    retention = {r["ratio"]: r["retention"] for r in run.payload["retention"] if r["compressor"] == "embed"}
+    assert f"from {retention[0.1]:.3f} at r = 0.1 to {retention[0.3]:.3f} at r = 0.3" in re.sub(r"\s+", " ", guide)

@@ -14,7 +14,16 @@ from gacc_hf.results.layout import ResultsError, json_bytes
 from gacc_hf.results.report import render_report
 from tests.helpers.results import real_run
 
-FILES = ("results.json", "answers.parquet", "memories.parquet", "report.md", "report.html", "scores.png", "gaps.png")
+FILES = (
+    "results.json",
+    "answers.parquet",
+    "memories.parquet",
+    "report.md",
+    "report.html",
+    "scores.png",
+    "gaps.png",
+    "outcomes.png",
+)
 
 
 def test_a_run_writes_the_whole_folder(run):
@@ -24,10 +33,10 @@ def test_a_run_writes_the_whole_folder(run):
 
 def test_rebuild_reproduces_every_file_byte_for_byte(run, folder):
     before = {name: (run[0] / name).read_bytes() for name in FILES}
-    for name in ("report.md", "report.html", "scores.png", "gaps.png"):
+    for name in ("report.md", "report.html", "scores.png", "gaps.png", "outcomes.png"):
         (folder / name).unlink()
     written = rebuild(folder)
-    assert sorted(p.name for p in written) == ["gaps.png", "report.html", "report.md", "scores.png"]
+    assert sorted(p.name for p in written) == ["gaps.png", "outcomes.png", "report.html", "report.md", "scores.png"]
     assert {name: (folder / name).read_bytes() for name in FILES} == before
 
 
@@ -57,6 +66,16 @@ def _edit_scores(folder, key, value, index=0):
 def test_a_tampered_score_is_refused_naming_the_cell(folder):
     cell = _edit_scores(folder, "micro", 0.99)
     with pytest.raises(ResultsError, match=rf"compressor={cell['compressor']}, condition={cell['condition']}.*micro"):
+        rebuild(folder)
+
+
+@pytest.mark.parametrize(("what", "field"), [("outcomes", "lost"), ("auc", "micro_auc")])
+def test_a_tampered_reading_aid_is_refused_and_an_untouched_one_passes(folder, what, field):
+    rebuild(folder)  # untouched: every stored figure equals its recount
+    doc = json.loads((folder / "results.json").read_text())
+    doc[what][1][field] = 0.5
+    (folder / "results.json").write_text(json.dumps(doc))
+    with pytest.raises(ResultsError, match=rf"{what} at compressor={doc[what][1]['compressor']}.* in {field}"):
         rebuild(folder)
 
 
@@ -127,7 +146,7 @@ def _section(text, title):
 
 def test_ceilings_are_listed_apart_as_upper_bounds(bounded):
     text = (bounded[0] / "report.md").read_text()
-    scores, bounds = _section(text, "Scores"), _section(text, "Upper bounds (not methods)")
+    scores, bounds = _section(text, "Scores"), _section(text, "Bounds (not methods)")
     assert "`oracle`" not in scores and "`full-context`" not in scores
     assert "| `full-context` | full | 1 |" in bounds
     assert [line.split(" | ")[2] for line in bounds.splitlines() if line.startswith("| `oracle`")] == [
@@ -184,4 +203,4 @@ def test_rows_without_the_newer_fields_still_render(bounded):
     del folder.payload["config"]["data"]
     text = render_report(folder)
     assert "Evidence Micro" not in text and "Data: not recorded" in text
-    assert "| `full-context` | full | 1 |" in _section(text, "Upper bounds (not methods)")  # known by its condition
+    assert "| `full-context` | full | 1 |" in _section(text, "Bounds (not methods)")  # known by its condition

@@ -55,3 +55,30 @@ def test_condition_names():
     assert check_conditions("own,none,own") == ("own", "none")
     with pytest.raises(ValueError, match="unknown condition"):
         check_conditions(["own", "mine"])
+
+
+def test_closed_is_a_bound_with_no_goal():
+    groups = validate(synthetic_rows(contexts=1, goals_per_context=1))
+    assert GoalAssigner(groups).shown(groups[0], "closed").text == ""
+    assert check_conditions("own,closed") == ("own", "closed")
+
+
+def test_closed_reads_the_empty_memory_with_a_budget_of_zero_and_calls_no_compressor(cache_dir):
+    from gacc_hf import synthetic
+    from tests.helpers.runs import rules_run
+
+    called = []
+
+    def spy(item):
+        called.append(item)
+        return item.context
+
+    result = rules_run(synthetic(seed=0, contexts=2), compressor=spy, conditions=("closed",), cache_dir=cache_dir)
+    assert called == [] and result.calls["compressor"] == 0
+    n_groups = len({r["goal_id"] for r in result.answers})
+    assert len(result.memories) == n_groups  # one ledger row per group, whatever the ratios
+    for m in result.memories:
+        assert (m["compressor"], m["condition"], m["ratio"], m["ceiling"]) == ("closed-book", "closed", 0.0, True)
+        assert (m["budget"], m["retained_tokens"], m["memory"], m["compressor_called"]) == (0, 0, "", False)
+    # the fields reader finds nothing in an empty memory: every answer is wrong with no reference in memory
+    assert {(a["evidence"], a["correct"], a["outcome"]) for a in result.answers} == {(False, False, "lost")}

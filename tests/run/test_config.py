@@ -64,7 +64,7 @@ def test_a_dumped_config_loads_back_to_the_same_run(tmp_path):
         ("ratios: ['0.1']\n", r"ratios must be a list of numbers or \"p/q\" fractions, got list \['0.1'\]"),
         ("compressors: truncate\n", "compressors must be a list of strings, got str 'truncate'"),
         ("seed: true\n", "seed must be an integer, got bool True"),
-        ("preset: fast\n", "preset must be a preset name: main, baselines, bilingual, rules, got str 'fast'"),
+        ("preset: fast\n", "preset must be a preset name: main, baselines, bilingual, rules, curve, got str 'fast'"),
         ("seed: 1.5\n", "seed must be an integer, got float 1.5"),
         ("on_error: ignore\n", "on_error must be 'raise' or 'record', got str 'ignore'"),
         ("limit: 0\n", r"limit must be a number of groups >= 1 or a fraction in \(0, 1\), got 0"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import json
 
 import pytest
 
@@ -25,7 +26,7 @@ def test_the_main_job_is_what_the_project_defines():
         "smollm2",
         "contains",
     )
-    assert main_job.conditions == ("own", "none", "full", "oracle") and main_job.ratios == (0.2,)
+    assert main_job.conditions == ("own", "none", "full", "oracle", "closed") and main_job.ratios == (0.2,)
     rules = PRESETS["rules"]
     assert set(rules.compressors) == {"truncate", "goal-lines"} and (rules.reader, rules.judge) == ("fields", "exact")
 
@@ -64,8 +65,20 @@ def test_run_benchmark_defaults_are_the_main_preset():
 
 
 def test_an_unknown_preset_is_a_clear_error(tmp_path, capsys):
-    with pytest.raises(ValueError, match="unknown preset 'fast'; known presets: main, baselines, bilingual, rules"):
+    known = "main, baselines, bilingual, rules, curve"
+    with pytest.raises(ValueError, match=f"unknown preset 'fast'; known presets: {known}"):
         get_preset("fast")
     assert main(["run", "--preset", "fast", "--output-dir", str(tmp_path / "o")]) == 2
-    assert "unknown preset 'fast'; known presets: main, baselines, bilingual, rules" in capsys.readouterr().err
+    assert "unknown preset 'fast'; known presets: main, baselines, bilingual, rules, curve" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()
+
+
+def test_the_curve_preset_draws_curves_with_their_areas_in_seconds(tmp_path):
+    out = tmp_path / "curve"
+    assert main(["run", "--preset", "curve", "--output-dir", str(out), "--cache-dir", str(tmp_path / "c")]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert {(r["compressor"], r["condition"], tuple(r["ratios"])) for r in doc["auc"]} == {
+        (name, "own", (0.1, 0.2, 0.3, 0.5)) for name in ("truncate", "goal-lines")
+    }
+    assert all(r["retention"] is not None for r in doc["retention"])  # full and closed are both run
+    assert "## Score against budget" in (out / "report.md").read_text()

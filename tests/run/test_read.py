@@ -40,3 +40,46 @@ def test_rows_followed_all_at_once_or_in_parts_in_row_order():
     assert read._rows_of({"c": 1, "a": 1}, keys, index) == [0, 3, 4]  # by row, not by arrival
     assert index == {"a": [0, 3], "b": [2], "c": [4]}
     assert read._rows_of({"b": 1}, keys, index) == [2]
+
+
+def test_every_answer_row_carries_its_outcome(cache_dir):
+    from gacc_hf import synthetic
+    from tests.helpers.runs import rules_run
+
+    result = rules_run(
+        synthetic(seed=0, contexts=2),
+        compressor="truncate",
+        conditions=("own", "full"),
+        ratios=[0.1],
+        cache_dir=cache_dir,
+    )
+    by_condition = {}
+    for a in result.answers:
+        by_condition.setdefault(a["condition"], set()).add(a["outcome"])
+    # the whole source holds every reference and the fields reader reads it: all right
+    assert by_condition["full"] == {"right"}
+    cut = [a for a in result.answers if a["condition"] == "own"]
+    expected = {(True, True): "right", (True, False): "guessed", (False, True): "missed", (False, False): "lost"}
+    assert all(a["outcome"] == expected[(a["correct"], a["evidence"])] for a in cut)
+
+
+def test_a_failed_row_has_no_outcome_and_the_others_keep_theirs(cache_dir):
+    from gacc_hf import synthetic
+    from tests.helpers.runs import rules_run
+
+    def flaky(item):
+        if "1" in item.context[:200]:
+            raise RuntimeError("boom")
+        return item.context
+
+    result = rules_run(
+        synthetic(seed=0, contexts=4),
+        compressor=flaky,
+        ratios=[0.5],
+        conditions=("own",),
+        on_error="record",
+        cache_dir=cache_dir,
+    )
+    failed = [a for a in result.answers if a["error"]]
+    assert failed and all(a["outcome"] is None for a in failed)
+    assert all(a["outcome"] is not None for a in result.answers if not a["error"])

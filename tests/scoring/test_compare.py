@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 
 import pytest
 
@@ -125,7 +126,38 @@ def test_cli_compares_two_runs_and_two_compressors_of_one_run(runs, capsys):
     assert main(["compare", str(root / "both"), "--a", "truncate", "--b", "goal-lines", "--bootstrap", "100"]) == 0
     one_run = capsys.readouterr().out
     assert two_runs.splitlines()[2:] == one_run.splitlines()[2:]  # same answers, same table (labels aside)
-    assert len([line for line in one_run.splitlines() if line.startswith(("own ", "none ", "cross "))]) == 9
+    assert len(_score_lines(one_run)) == 9
+
+
+def _score_lines(out: str) -> list[str]:
+    """The lines of the score table (above the outcome moves and the AUC table)."""
+    table = out.split("outcomes A → B")[0]
+    return [line for line in table.splitlines() if line.startswith(("own ", "none ", "cross "))]
+
+
+def test_cli_compare_says_which_outcomes_moved_and_the_paired_auc(runs, capsys):
+    root, result = runs
+    assert main(["compare", str(root / "both"), "--a", "truncate", "--b", "goal-lines", "--bootstrap", "50"]) == 0
+    out = capsys.readouterr().out
+    grid = out.split("outcomes A → B, own r=0.5 (questions):\n")[1].split("\n\n")[0].splitlines()
+    a = Counter(
+        r["outcome"]
+        for r in result.answers
+        if r["compressor"] == "truncate" and r["condition"] == "own" and r["ratio"] == 0.5
+    )
+    assert {line.split()[0]: sum(map(int, line.split()[1:])) for line in grid[1:]} == {
+        name: a.get(name, 0) for name in ("right", "guessed", "missed", "lost")
+    }
+    auc = [line.split() for line in out.split("Micro AUC over the ratios")[1].splitlines() if line.startswith("own ")]
+    assert auc[0][:3] == ["own", "0.1,0.25,0.5", "120"]
+
+
+def test_cli_compare_at_one_shared_ratio_says_once_there_is_no_curve(runs, tmp_path, capsys):
+    root, _ = runs
+    real_run(tmp_path / "one", root / "cache", compressor="goal-lines", ratios=(0.25,))
+    assert main(["compare", str(root / "goal-lines"), str(tmp_path / "one"), "--bootstrap", "20"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("no curve") == 1 and "one shared ratio only (r = 0.25)" in out
 
 
 def test_cli_refuses_runs_over_different_questions(runs, capsys):
@@ -143,7 +175,7 @@ def test_cli_compares_the_cells_both_runs_have_and_names_the_rest(runs, tmp_path
     real_run(tmp_path / "wide", root / "cache", compressor="goal-lines", ratios=(0.25, 0.75))
     assert main(["compare", str(root / "goal-lines"), str(tmp_path / "wide"), "--bootstrap", "50"]) == 0
     out = capsys.readouterr().out
-    cells = [line.split()[:2] for line in out.splitlines() if line.startswith(("own ", "none ", "cross "))]
+    cells = [line.split()[:2] for line in _score_lines(out)]
     assert cells == [["own", "0.25"], ["none", "0.25"], ["cross", "0.25"]]
     a_only = [f"{c} r={r} (only in A)" for c in ("cross", "none", "own") for r in ("0.1", "0.5")]
     b_only = [f"{c} r=0.75 (only in B)" for c in ("cross", "none", "own")]

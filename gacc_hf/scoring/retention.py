@@ -1,0 +1,92 @@
+"""Retention: how much of what a memory can give a cell keeps, between the closed-book floor and full context.
+
+retention = (cell − closed) / (full − closed), on Micro, over the same questions. `closed` is the reader
+answering from an empty memory, `full` the reader given the whole source, so 0 is "no better than no memory"
+and 1 "as good as the whole source". The interval is a paired goal bootstrap: one draw of goals serves the
+cell, the floor and the ceiling, and each draw's retention is the ratio of its two paired differences. The
+figure is undefined (None, with the reason) when the run has no `closed` or no `full` cell, or when full is
+not above closed; its interval is undefined when some draw has full not above closed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from gacc_hf.results.layout import is_ceiling
+from gacc_hf.scoring.scores import _interval, _resampled_ratios
+from gacc_hf.scoring.shares import per_goal
+
+FLOOR, CEILING = "closed", "full"
+
+
+def _undefined(reason: str | None) -> dict[str, Any]:
+    keys = ("retention", "retention_ci_low", "retention_ci_high", "closed_micro", "full_micro")
+    return {**dict.fromkeys(keys), "undefined": reason}
+
+
+def _verdicts(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, bool]]:
+    return {str(r["question_id"]): (str(r["goal_id"]), bool(r["correct"])) for r in rows}
+
+
+def missing_bound(answers: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why retention is undefined for the whole run (no closed or no full condition), or None.
+
+    >>> missing_bound([{"condition": "own"}, {"condition": "full"}])
+    'the run has no closed condition to normalise by'
+    """
+    present = {str(r["condition"]) for r in answers}
+    absent = [c for c in (FLOOR, CEILING) if c not in present]
+    return f"the run has no {' and no '.join(absent)} condition to normalise by" if absent else None
+
+
+def retention(
+    cell: Sequence[Mapping[str, Any]],
+    closed: Sequence[Mapping[str, Any]],
+    full: Sequence[Mapping[str, Any]],
+    n_boot: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The retention of one cell's answers, given the closed and full answers of the same questions.
+
+    >>> rows = lambda *c: [{"question_id": q, "goal_id": q, "correct": v} for q, v in zip("abcd", c)]
+    >>> retention(rows(1, 1, 0, 0), rows(1, 0, 0, 0), rows(1, 1, 1, 0), 0, 0)["retention"]
+    0.5
+    """
+    a, f, c = _verdicts(cell), _verdicts(full), _verdicts(closed)
+    if not a.keys() <= f.keys() or not a.keys() <= c.keys():
+        return _undefined("closed or full did not answer the same questions")
+    goals = [goal for goal, _ in a.values()]
+    _, (cell_c, closed_c, full_c) = per_goal(goals, [[s[q][1] for q in a] for s in (a, c, f)])
+    gain, room = cell_c - closed_c, full_c - closed_c
+    out = _undefined(None if room.sum() > 0 else "full is not above closed")
+    out.update({"closed_micro": float(closed_c.sum() / len(a)), "full_micro": float(full_c.sum() / len(a))})
+    if out["undefined"]:
+        return out
+    out["retention"] = float(gain.sum() / room.sum())
+    if n_boot > 0:
+        ones = np.ones(len(gain))
+        gains, rooms = _resampled_ratios([(gain, ones), (room, ones)], n_boot, seed)
+        if (rooms > 0).all():
+            out["retention_ci_low"], out["retention_ci_high"] = _interval(gains / rooms, 0.95)
+    return out
+
+
+def retention_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """The retention of every method cell (compressor, condition, ratio), in first-seen order."""
+    cells: dict[tuple[str, str, float], list[Mapping[str, Any]]] = {}
+    bounds: dict[str, list[Mapping[str, Any]]] = {FLOOR: [], CEILING: []}
+    for row in answers:
+        if not is_ceiling(row):
+            cells.setdefault((str(row["compressor"]), str(row["condition"]), float(row["ratio"])), []).append(row)
+        elif row["condition"] in bounds:
+            bounds[str(row["condition"])].append(row)
+    reason = missing_bound(answers)
+    out = []
+    for (comp, cond, ratio), rows in cells.items():
+        head = {"compressor": comp, "condition": cond, "ratio": ratio}
+        values = _undefined(reason) if reason else retention(rows, bounds[FLOOR], bounds[CEILING], n_boot, seed)
+        out.append({**head, **values})
+    return out

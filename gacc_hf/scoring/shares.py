@@ -1,0 +1,74 @@
+"""The share of each outcome (right, guessed, missed, lost) per cell, with goal-bootstrap CIs: a reading aid.
+
+A cell's four shares are counted over all its questions, so they sum to 1 unless some rows failed (a row
+without a verdict has no outcome, as it has no score). Every share of a cell is resampled on the same draw
+of goals, as Micro and Macro are (`gacc_hf.scoring.scores`), because the questions of one goal share a memory.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from gacc_hf.results.layout import is_ceiling
+from gacc_hf.scoring.by_language import answer_languages
+from gacc_hf.scoring.outcomes import OUTCOMES
+from gacc_hf.scoring.scores import _interval, _resampled_ratios
+
+Cell = tuple[str, str, float]
+
+
+def per_goal(goal_ids: Sequence[str], columns: Sequence[Sequence[float]]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Questions per goal and each column summed per goal, goals in first-seen order.
+
+    >>> n, (a,) = per_goal(["g", "h", "g"], [[1, 0, 1]])
+    >>> n.tolist(), a.tolist()
+    ([2, 1], [2.0, 0.0])
+    """
+    codes, uniq = pd.factorize(np.asarray(goal_ids, dtype=object), sort=False)
+    n = np.bincount(codes, minlength=len(uniq))
+    sums = [np.bincount(codes, weights=np.asarray(c, dtype=float), minlength=len(uniq)) for c in columns]
+    return n, sums
+
+
+def _cells(answers: Sequence[Mapping[str, Any]]) -> dict[Cell, list[Mapping[str, Any]]]:
+    cells: dict[Cell, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in answers:
+        cells[(str(row["compressor"]), str(row["condition"]), float(row["ratio"]))].append(row)
+    return cells
+
+
+def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """One row per (compressor, condition, ratio), in first-seen order: each outcome's share and its 95% CI
+    (None without resampling); empty when the rows carry no outcome (results of older versions)."""
+    if not answers or any("outcome" not in row for row in answers):
+        return []
+    out = []
+    for (comp, cond, ratio), rows in _cells(answers).items():
+        flags = [[row["outcome"] == name for row in rows] for name in OUTCOMES]
+        n, counts = per_goal([str(row["goal_id"]) for row in rows], flags)
+        denominator = n.astype(float)
+        draws = _resampled_ratios([(c, denominator) for c in counts], n_boot, seed) if n_boot > 0 else None
+        row: dict[str, Any] = {"compressor": comp, "condition": cond, "ratio": ratio}
+        row["ceiling"] = is_ceiling(rows[0])
+        for k, name in enumerate(OUTCOMES):
+            low, high = (None, None) if draws is None else _interval(draws[k], 0.95)
+            row.update({name: float(counts[k].sum() / n.sum()), f"{name}_ci_low": low, f"{name}_ci_high": high})
+        out.append({**row, "n_questions": len(rows)})
+    return out
+
+
+def outcome_shares_by_language(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """`outcome_shares` of each language's rows, `language` first, when the run has several languages."""
+    languages = answer_languages(answers)
+    if len(languages) < 2:
+        return []
+    return [
+        {"language": language, **row}
+        for language in languages
+        for row in outcome_shares([r for r in answers if r["language"] == language], n_boot, seed)
+    ]
