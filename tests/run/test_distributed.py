@@ -27,9 +27,7 @@ from gacc_hf.run.distributed import (
     Topology,
     assign_contexts,
     detect,
-    launch_command,
     merge,
-    strip_option,
 )
 
 
@@ -135,17 +133,6 @@ def test_merged_shards_equal_one_process_and_no_memory_is_computed_twice(world, 
             ranks = sum(p.method_seconds[role].get(name, 0.0) for p in parts)
             assert seconds == pytest.approx(ranks, abs=0.001 * world)
     assert list(merged.method_seconds["compressor"]) == list(whole.method_seconds["compressor"])
-
-
-def test_option_stripping_and_launch_command():
-    argv = ["run", "--num-processes", "2", "--data", "sample", "--num-processes=2"]
-    assert strip_option(argv, "--num-processes") == ["run", "--data", "sample"]
-    cmd = launch_command(["run", "--data", "sample"], 2, 29511)
-    assert cmd[:3] == [sys.executable, "-m", "accelerate.commands.launch"]
-    assert cmd[cmd.index("--num_processes") + 1] == "2" and cmd[cmd.index("--main_process_port") + 1] == "29511"
-    assert cmd[-5:] == ["-m", "gacc_hf", "run", "--data", "sample"]
-    with pytest.raises(ValueError, match=">= 2"):
-        launch_command([], 1, 29511)
 
 
 def test_num_processes_inside_a_launch_must_match_it(monkeypatch, capsys):
