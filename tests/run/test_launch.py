@@ -177,3 +177,28 @@ def test_a_dead_rank_is_one_line_naming_it_with_its_own_exit_code(tmp_path):
         "resume: everything stored in the cache is reused"
     ]
     assert "Traceback" not in err and "ChildFailedError" not in err
+
+
+ABORTS_IN_RANK_1 = """
+import atexit, os
+from gacc_hf.methods.rules import TruncateCompressor
+
+if os.environ.get("RANK") == "1":  # rank 1 aborts in its teardown, after its part was gathered
+    atexit.register(os.abort)
+
+
+class Truncate(TruncateCompressor):
+    pass
+"""
+
+
+def test_a_rank_aborting_in_its_teardown_costs_neither_the_results_nor_the_exit_code(tmp_path):
+    (tmp_path / "aborting.py").write_text(ABORTS_IN_RANK_1, encoding="utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "gacc_hf", "run", "--preset", "rules", "--compressors", "import:aborting:Truncate",
+           "--num-processes", "2", "--no-progress", "--cache-dir", "cache", "--output-dir", "out"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (tmp_path / "out" / "results.json").is_file()
+    for rank in (0, 1):  # the work of every rank is shown, each under its rank
+        assert f"gacc: rank {rank}/2: reader fields: " in proc.stderr
