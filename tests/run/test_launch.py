@@ -202,3 +202,14 @@ def test_a_rank_aborting_in_its_teardown_costs_neither_the_results_nor_the_exit_
     assert (tmp_path / "out" / "results.json").is_file()
     for rank in (0, 1):  # the work of every rank is shown, each under its rank
         assert f"gacc: rank {rank}/2: reader fields: " in proc.stderr
+
+
+def test_a_rank_that_refuses_its_input_passes_its_own_exit_code_on(tmp_path):
+    (tmp_path / "bad.jsonl").write_text('{"context_id": 1}\n', encoding="utf-8")  # read by the ranks only
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "gacc_hf", "run", "--preset", "rules", "--data", "bad.jsonl", "--num-processes", "2",
+           "--no-progress", "--cache-dir", "cache", "--output-dir", "out"]  # fmt: skip
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == errors.BAD_INPUT, proc.stderr[-3000:]
+    assert "gacc run: error:" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
