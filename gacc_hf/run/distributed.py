@@ -153,9 +153,17 @@ def process_group(topology: Topology) -> Iterator[Any]:
 
     Joins an existing default group (e.g. NCCL set up by accelerate) through a new gloo subgroup. On a
     CUDA machine each rank's default device becomes `cuda:<local rank>`, so models do not pile up on GPU 0.
+
+    `torch.distributed.nn.functional` is imported before the group exists: its functions take
+    `group=group.WORLD` as a default argument, bound at import, and the first import otherwise happens
+    while a model loads (transformers' `from_pretrained` reaches it through torch's FSDP modules). Bound
+    there, the group outlives `destroy_process_group`, and with it gloo's C++ threads (`gloo_tcp_loop`,
+    two `pt_gloo_runloop`) live on into interpreter exit, which aborted a rank now and then (SIGABRT,
+    "terminate called without an active exception") after its part was delivered.
     """
     import torch
     import torch.distributed as dist
+    import torch.distributed.nn.functional  # before the group: see above
 
     if torch.cuda.is_available():
         torch.cuda.set_device(topology.local_rank % torch.cuda.device_count())
