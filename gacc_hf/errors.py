@@ -7,6 +7,8 @@
     3  model failures: the run finished with failures recorded (--on-error record), or it stopped at
        the first failed call (--on-error raise); rerun the same command to retry only what failed
     4  an unexpected error (a bug): the traceback is printed; please report it
+    5  a process of a multi-process run died of a signal (killed, aborted, out of memory); the others
+       were stopped; rerun the same command to resume from the cache
 
 Messages go through `gacc_hf.redaction.redact`, so no credential reaches the terminal.
 """
@@ -17,7 +19,7 @@ import sqlite3
 
 from gacc_hf.redaction import redact
 
-OK, INTEGRITY, BAD_INPUT, MODEL_FAILURES, BUG = 0, 1, 2, 3, 4
+OK, INTEGRITY, BAD_INPUT, MODEL_FAILURES, BUG, RANK_DIED = 0, 1, 2, 3, 4, 5
 
 EPILOG = """exit codes:
   0  success
@@ -25,6 +27,7 @@ EPILOG = """exit codes:
   2  bad input, configuration or environment (arguments, data, files, permissions, cache, server)
   3  model failures: recorded (--on-error record) or the first one stopped the run (--on-error raise)
   4  an unexpected error (a bug; the traceback is printed)
+  5  a process of a --num-processes run died of a signal; rerun the same command to resume
 --verbose (anywhere on the line) prints the traceback of any error."""
 
 
@@ -34,10 +37,18 @@ def _is_model_failure(exc: BaseException) -> bool:
     return isinstance(exc, MethodError)
 
 
+def _is_rank_death(exc: BaseException) -> bool:
+    from gacc_hf.run.launch import RankDied
+
+    return isinstance(exc, RankDied)
+
+
 def exit_code(exc: BaseException) -> int:
     """The exit code of an exception that reached the command line."""
     if _is_model_failure(exc):
         return MODEL_FAILURES
+    if _is_rank_death(exc):
+        return RANK_DIED
     if isinstance(exc, OSError | sqlite3.Error | ValueError | RuntimeError):
         return BAD_INPUT
     return BUG

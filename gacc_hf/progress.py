@@ -6,6 +6,9 @@ The executor advances the bar as each item's output is in. A method that answers
 executor settles the exact count when `batch()` returns, so a method that reports nothing, or too
 much, never leaves the bar wrong. At the end, `close` logs `role name: items, seconds, items/s` and
 the generated tokens per second when the outputs' tokens are known.
+
+In a run of several processes every rank shows its own bars and summaries, labelled `rank r/N` and kept
+on a line of their own (`show_rank`), so the work of every rank is seen, not only rank 0's.
 """
 
 from __future__ import annotations
@@ -21,6 +24,13 @@ from tqdm.auto import tqdm
 
 log = logging.getLogger(__name__)
 _reporter: ContextVar[Callable[[int], None] | None] = ContextVar("gacc_progress_reporter", default=None)
+_rank = {"label": "", "position": 0}  # this process's place among the ranks of a launch
+
+
+def show_rank(rank: int, world_size: int) -> None:
+    """Label this process's bars and summaries with its rank and give them line `rank` of the terminal."""
+    _rank["label"] = f"rank {rank}/{world_size}: " if world_size > 1 else ""
+    _rank["position"] = rank if world_size > 1 else 0
 
 
 def report(n: int) -> None:
@@ -34,13 +44,18 @@ class RoleProgress:
     """The bar and the clock of one role's run over `total` items to compute (thread-safe `advance`)."""
 
     def __init__(self, role: str, name: str, total: int, enabled: bool) -> None:
-        self.label = f"{role} {name}"
+        self.label = f"{_rank['label']}{role} {name}"
         self.total = total
         self.done = 0
         self.started = time.perf_counter()
         self.enabled = enabled
         self._lock = threading.Lock()
-        self._bar = tqdm(total=total, desc=self.label, unit="item", disable=not enabled or not total, smoothing=0.1)
+        self._bar = self._new_bar(total, disable=not enabled or not total)
+
+    def _new_bar(self, total: int, disable: bool) -> tqdm:
+        return tqdm(
+            total=total, desc=self.label, unit="item", disable=disable, smoothing=0.1, position=_rank["position"]
+        )
 
     def grow(self, n: int) -> None:
         """`n` more items to compute (a chained stage learns its work as the previous one finishes)."""
@@ -48,7 +63,7 @@ class RoleProgress:
             self.total += n
             self._bar.total = self.total
             if self._bar.disable and self.enabled:
-                self._bar = tqdm(total=self.total, desc=self.label, unit="item", smoothing=0.1)
+                self._bar = self._new_bar(self.total, disable=False)
                 self._bar.update(self.done)
             self._bar.refresh()
 

@@ -16,6 +16,7 @@ from gacc_hf.cli.verbosity import add_verbosity, log
 
 if TYPE_CHECKING:
     from gacc_hf.run.config import RunConfig
+    from gacc_hf.run.rank import Topology
 
 DEFAULT_RUNS = "runs"
 
@@ -258,6 +259,26 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _run_locked(args)
 
 
+def _launch_if_asked(args: argparse.Namespace, run: RunConfig, topology: Topology) -> int | None:
+    """The exit status of the launch `--num-processes` asks for, or None when this process runs the work
+    itself (one process, a rank of a launch, or a request capped to one core)."""
+    from gacc_hf.run import launch
+    from gacc_hf.run.rank import bind_to_launcher
+
+    if args.num_processes > 1 and topology.world_size == 1:
+        check_run_paths(args.output_dir, run.cache_dir)
+        processes = launch.capped_processes(args.num_processes)
+        return launch.launch(args.argv, processes) if processes > 1 else None
+    if args.num_processes not in (1, topology.world_size):
+        raise ValueError(
+            f"--num-processes {args.num_processes} inside a launch of {topology.world_size} processes: "
+            "leave --num-processes out when starting gacc with accelerate launch or torchrun"
+        )
+    if topology.world_size > 1:
+        bind_to_launcher()
+    return None
+
+
 def _run_locked(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
     from pathlib import Path
@@ -275,14 +296,9 @@ def _run_locked(args: argparse.Namespace) -> int:
     run = resolve_run(args)
     check_run(run, args.num_processes)
     topology = distributed.detect()
-    if args.num_processes > 1 and topology.world_size == 1:
-        check_run_paths(args.output_dir, run.cache_dir)
-        return distributed.launch(args.argv, args.num_processes)
-    if args.num_processes not in (1, topology.world_size):
-        raise ValueError(
-            f"--num-processes {args.num_processes} inside a launch of {topology.world_size} processes: "
-            "leave --num-processes out when starting gacc with accelerate launch or torchrun"
-        )
+    launched = _launch_if_asked(args, run, topology)
+    if launched is not None:
+        return launched
     check_run_paths(args.output_dir, run.cache_dir)
     if args.no_progress:
         import datasets

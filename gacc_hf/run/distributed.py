@@ -10,7 +10,8 @@ network file system: there, give each machine its own cache and combine them wit
 entries are immutable). Rank 0 gathers the per-rank
 results over a gloo process group and merges them into what one process would have produced: the same
 ledger, answers and errors in the same order, scores recomputed from them, calls and integrity counters
-summed. A killed rank makes the launcher stop the others; the same command resumes from the cache.
+summed. A killed rank makes the launcher stop the others; the same command resumes from the cache
+(`gacc_hf.run.launch`; how a rank lives and ends: `gacc_hf.run.rank`).
 """
 
 from __future__ import annotations
@@ -18,66 +19,21 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-import socket
-import subprocess
-import sys
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Any
 
 from gacc_hf.data.schema import Group
+from gacc_hf.progress import show_rank
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.cache import text_hash
+from gacc_hf.run.rank import Topology, detect
 from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.scores import score_answers
 
-# (rank, world size, local rank) variables: torchrun / `accelerate launch`, then the MPI launchers
-# `accelerate launch` uses for multi-CPU runs across machines.
-_ENV_TRIPLES = (
-    ("RANK", "WORLD_SIZE", "LOCAL_RANK"),
-    ("PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"),
-    ("OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"),
-    ("MV2_COMM_WORLD_RANK", "MV2_COMM_WORLD_SIZE", "MV2_COMM_WORLD_LOCAL_RANK"),
-)
 # Ranks wait for the slowest shard at the gather: allow for long model runs.
 GATHER_TIMEOUT = timedelta(days=7)
-
-
-@dataclass(frozen=True)
-class Topology:
-    """Where this process stands among the processes of one run."""
-
-    rank: int = 0
-    world_size: int = 1
-    local_rank: int = 0
-
-    @property
-    def is_main(self) -> bool:
-        return self.rank == 0
-
-
-def detect(environ: Mapping[str, str] | None = None) -> Topology:
-    """The topology the launcher put in the environment; a plain process is rank 0 of 1.
-
-    >>> detect({"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"})
-    Topology(rank=1, world_size=2, local_rank=1)
-    >>> detect({})
-    Topology(rank=0, world_size=1, local_rank=0)
-    """
-    env = os.environ if environ is None else environ
-    for rank_var, world_var, local_var in _ENV_TRIPLES:
-        if rank_var in env and world_var in env:
-            try:
-                rank, world = int(env[rank_var]), int(env[world_var])
-                local = int(env.get(local_var, rank))
-            except ValueError as exc:
-                raise ValueError(f"{rank_var}/{world_var}/{local_var} must be integers: {exc}") from exc
-            if world < 1 or not 0 <= rank < world or local < 0:
-                raise ValueError(f"inconsistent {rank_var}={rank} {world_var}={world} {local_var}={local}")
-            return Topology(rank, world, local)
-    return Topology()
 
 
 def assign_contexts(groups: Sequence[Group], world_size: int) -> dict[str, int]:
@@ -197,9 +153,17 @@ def process_group(topology: Topology) -> Iterator[Any]:
 
     Joins an existing default group (e.g. NCCL set up by accelerate) through a new gloo subgroup. On a
     CUDA machine each rank's default device becomes `cuda:<local rank>`, so models do not pile up on GPU 0.
+
+    `torch.distributed.nn.functional` is imported before the group exists: its functions take
+    `group=group.WORLD` as a default argument, bound at import, and the first import otherwise happens
+    while a model loads (transformers' `from_pretrained` reaches it through torch's FSDP modules). Bound
+    there, the group outlives `destroy_process_group`, and with it gloo's C++ threads (`gloo_tcp_loop`,
+    two `pt_gloo_runloop`) live on into interpreter exit, which aborted a rank now and then (SIGABRT,
+    "terminate called without an active exception") after its part was delivered.
     """
     import torch
     import torch.distributed as dist
+    import torch.distributed.nn.functional  # before the group: see above
 
     if torch.cuda.is_available():
         torch.cuda.set_device(topology.local_rank % torch.cuda.device_count())
@@ -225,7 +189,7 @@ def run_benchmark_sharded(
     """`run_benchmark` over all ranks of the launch: rank 0 gets the merged result, other ranks None.
 
     Also returns the calls of each rank (on rank 0), which show the work split. With one process this is
-    exactly `run_benchmark`. Progress bars are shown by rank 0 only.
+    exactly `run_benchmark`. Every rank shows its progress, labelled with its rank.
     """
     topo = topology or detect()
     if topo.world_size == 1:
@@ -234,7 +198,7 @@ def run_benchmark_sharded(
     import torch.distributed as dist
 
     shard = ContextShard(topo)
-    kwargs["progress"] = kwargs.get("progress", True) and topo.is_main
+    show_rank(topo.rank, topo.world_size)
     with process_group(topo) as group:
         part = run_benchmark(dataset, shard=shard, **kwargs)
         parts: list[BenchmarkResult] | None = [part] * topo.world_size if topo.is_main else None
@@ -242,63 +206,3 @@ def run_benchmark_sharded(
     if parts is None:
         return None, []
     return merge(parts, shard.goal_order), [dict(p.calls) for p in parts]
-
-
-def free_port() -> int:
-    """A TCP port free on this machine now, for the rendezvous of a local launch."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def strip_option(argv: Sequence[str], option: str) -> list[str]:
-    """`argv` without `option VALUE` / `option=VALUE`.
-
-    >>> strip_option(["run", "--num-processes", "2", "--seed=1"], "--num-processes")
-    ['run', '--seed=1']
-    """
-    out: list[str] = []
-    skip = False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg == option:
-            skip = True
-        elif not arg.startswith(option + "="):
-            out.append(arg)
-    return out
-
-
-def launch_command(argv: Sequence[str], num_processes: int, port: int) -> list[str]:
-    """The `accelerate launch` command that runs `python -m gacc_hf <argv>` on `num_processes` local ranks.
-
-    `--multi_gpu` is what makes accelerate start one process per rank through torchrun; on a machine
-    without GPUs the ranks simply run on the CPU (one thread each, as torchrun sets OMP_NUM_THREADS=1).
-    """
-    if num_processes < 2:
-        raise ValueError(f"num_processes must be >= 2 to launch, got {num_processes}")
-    return [
-        sys.executable,
-        "-m",
-        "accelerate.commands.launch",
-        "--multi_gpu",
-        "--num_processes",
-        str(num_processes),
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "--main_process_port",
-        str(port),
-        "-m",
-        "gacc_hf",
-        *argv,
-    ]
-
-
-def launch(argv: Sequence[str], num_processes: int) -> int:
-    """Run `gacc <argv>` (without `--num-processes`) on `num_processes` local ranks; the exit status."""
-    cmd = launch_command(strip_option(argv, "--num-processes"), num_processes, free_port())
-    return subprocess.run(cmd, check=False).returncode
