@@ -164,7 +164,7 @@ def test_a_network_lost_midway_is_one_line_and_a_refusal_by_the_hub_is_not_calle
 
 def test_a_card_the_network_kept_from_us_is_not_taken_for_no_card():
     class Api:
-        def hf_hub_download(self, *_args):
+        def hf_hub_download(self, *_args, **_kwargs):
             raise LocalEntryNotFoundError("outgoing traffic failed")
 
     with pytest.raises(LocalEntryNotFoundError):

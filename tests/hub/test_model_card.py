@@ -348,7 +348,7 @@ def test_the_main_job_dry_run_shows_eval_results_the_space_and_matches_results_j
         for needed in (
             f"embed@{embed}",
             cfg["reader"]["revision"],
-            "judge contains@contains-v1",
+            f"judge contains@{cfg['judge']['revision']}",
             cfg["data"]["fingerprint"],
         ):
             assert needed in e.notes
@@ -356,7 +356,7 @@ def test_the_main_job_dry_run_shows_eval_results_the_space_and_matches_results_j
     assert (space.data.sdk, space.data.app_file, space.data.models) == ("static", "index.html", ["me/embed"])
     page = files["me/embed-page:index.html"]
     assert cfg["data"]["fingerprint"] in page and 'href="https://huggingface.co/me/embed"' in page
-    assert '<script id="gacc-data" type="application/json">' in page  # the results page, its data embedded
+    assert '<script type="application/json" id="page-data">' in page  # the results page, its data embedded
     assert "bundled sample (not the GACC-Bench release)" in files["me/embed:README.md"]  # named as what it is
 
 

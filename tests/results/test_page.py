@@ -26,7 +26,7 @@ def test_the_page_embeds_the_folder_data_and_nothing_from_outside(folder):
     assert json.loads(block) == json.loads(json.dumps(page_data(run)))
     assert sum(len(g["answers"]) for g in json.loads(block)["goals"]) == len(run.answers)
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", html) and "<link" not in html
-    assert html.count('src="data:image/png;base64,') == 2  # scores.png and gaps.png inlined
+    assert html.count('src="data:image/png;base64,') == 3  # scores.png, gaps.png and outcomes.png inlined
 
 
 def test_integrity_comes_first_and_a_dirty_run_is_flagged(folder):
