@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from gacc_hf.results.layout import is_ceiling
-from gacc_hf.scoring.by_language import answer_languages
+from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.compare import align
 from gacc_hf.scoring.scores import _interval, _resampled_ratios
 from gacc_hf.scoring.shares import per_goal
@@ -86,14 +86,7 @@ def auc_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> li
 
 def auc_by_language(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """`auc_rows` of each language's answers, `language` first, when the run has several languages."""
-    languages = answer_languages(answers)
-    if len(languages) < 2:
-        return []
-    return [
-        {"language": language, **row}
-        for language in languages
-        for row in auc_rows([r for r in answers if r["language"] == language], n_boot, seed)
-    ]
+    return rows_per_language(auc_rows, answers, n_boot, seed)
 
 
 def paired_auc(

@@ -33,6 +33,23 @@ def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(dict.fromkeys(str(row["language"]) for row in answers))
 
 
+def rows_per_language(
+    figures: Callable[[Sequence[Mapping[str, Any]], int, int], list[dict[str, Any]]],
+    answers: Sequence[Mapping[str, Any]],
+    n_boot: int,
+    seed: int,
+) -> list[dict[str, Any]]:
+    """`figures` of each language's answer rows, `language` first, when the run has several languages (else [])."""
+    languages = answer_languages(answers)
+    if len(languages) < 2:
+        return []
+    return [
+        {"language": language, **row}
+        for language in languages
+        for row in figures([r for r in answers if r["language"] == language], n_boot, seed)
+    ]
+
+
 def language_mismatch(payload: Mapping[str, Any], answers: Sequence[Mapping[str, Any]]) -> str | None:
     """What in a results document's languages disagrees with its answer rows (None: nothing): the languages
     its config records and their question counts (its `scores_by_language` are checked as its scores are).

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from gacc_hf.results.layout import is_ceiling
-from gacc_hf.scoring.by_language import answer_languages
+from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.outcomes import OUTCOMES
 from gacc_hf.scoring.scores import _interval, _resampled_ratios
 
@@ -64,11 +64,4 @@ def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
 
 def outcome_shares_by_language(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """`outcome_shares` of each language's rows, `language` first, when the run has several languages."""
-    languages = answer_languages(answers)
-    if len(languages) < 2:
-        return []
-    return [
-        {"language": language, **row}
-        for language in languages
-        for row in outcome_shares([r for r in answers if r["language"] == language], n_boot, seed)
-    ]
+    return rows_per_language(outcome_shares, answers, n_boot, seed)
