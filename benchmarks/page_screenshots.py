@@ -1,0 +1,50 @@
+"""The results-page screenshots of the docs (`docs/images/page-*.png`), taken in Debian's headless Chromium.
+
+    python benchmarks/page_screenshots.py
+
+The main job's page with `truncate` against `embed` on its first goal; the bilingual run's page filtered to
+Chinese with the oracle memory beside the first compressor. Exits 1 if the page logs a console error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+
+
+def shoot(folder: Path, out: Path, chinese: bool) -> list[str]:
+    """Write the screenshot of `folder`'s page to `out`; the console errors the page logged."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((folder / "report.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        if chinese:
+            page.select_option("#f-language", "zh")
+            page.select_option("#side-b", label="oracle · oracle · 0.2 (ceiling)")
+        page.evaluate("window.scrollTo(0, document.getElementById('goal-view').offsetTop - 120)")
+        page.screenshot(path=str(out))
+        browser.close()
+    return errors
+
+
+def main() -> int:
+    runs = ROOT / "docs" / "results"
+    images = ROOT / "docs" / "images"
+    errors = shoot(runs / "main", images / "page-main.png", chinese=False)
+    errors += shoot(runs / "bilingual", images / "page-bilingual.png", chinese=True)
+    for error in errors:
+        print(f"console error: {error}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
