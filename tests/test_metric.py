@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import evaluate
@@ -426,8 +427,11 @@ def test_class_docstring_carries_the_kwargs_examples() -> None:
 
 QUIET_CHILD = """
 import logging, site, sys
+# run with -S: the environment's packages (argv[2]) without its .pth files (`make` installs the filter there),
+# then the filter's folder processed as start-up would
+sys.path.append(sys.argv[2])
 if sys.argv[1] != "-":
-    site.addsitedir(sys.argv[1])  # the environment's site-packages, as at start-up
+    site.addsitedir(sys.argv[1])
 import evaluate
 import gacc_hf.metric as gm
 gm.install_metric()
@@ -445,7 +449,13 @@ def test_the_cached_copy_notice_is_silenced_for_this_metric_only(tmp_path: Path)
     assert written == str(site_dir / gm.NOTICE_PTH) and sorted(p.name for p in site_dir.iterdir()) == [gm.NOTICE_PTH]
     env = {**offline_env(tmp_path, tmp_path / "modules"), "PYTHONPATH": str(REPO)}
     loud, quiet = (
-        subprocess.run([sys.executable, "-c", QUIET_CHILD, arg], cwd=tmp_path, env=env, capture_output=True, text=True)
+        subprocess.run(
+            [sys.executable, "-S", "-c", QUIET_CHILD, arg, sysconfig.get_paths()["purelib"]],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
         for arg in ("-", str(site_dir))
     )
     notice = "evaluate-metric--gacc/"
