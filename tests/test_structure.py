@@ -1,7 +1,9 @@
 """The package's shape stays walkable: no import circle, no module over 450 lines, no function over 80.
 
-Imports are read from the source (every `import`, at module level or inside a function, except those under
-`if TYPE_CHECKING:`, which never run), so a lazy import cannot hide a circle.
+Imports are read from the source (every `import`, at module level or inside a function), so a lazy import
+cannot hide a circle. Those under `if TYPE_CHECKING:` never run, so across packages they are left out; but
+between the modules of one package they count too: two modules that need each other's names, even only
+for types, are one job split in two.
 """
 
 from __future__ import annotations
@@ -23,12 +25,12 @@ def module_name(path: Path, root: Path = PACKAGE) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
-    """Every node outside `if TYPE_CHECKING:` blocks."""
+def _runtime_nodes(tree: ast.AST, typing: bool = False) -> list[ast.AST]:
+    """Every node outside `if TYPE_CHECKING:` blocks (all of them with `typing`)."""
     nodes, stack = [], [tree]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+        if not typing and isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
             stack.extend(node.orelse)
             continue
         nodes.append(node)
@@ -36,12 +38,13 @@ def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
     return nodes
 
 
-def imported_modules(path: Path, known: set[str], root: Path = PACKAGE) -> set[str]:
-    """The package modules a module imports when it runs (a package import also names its submodule)."""
+def imported_modules(path: Path, known: set[str], root: Path = PACKAGE, typing: bool = False) -> set[str]:
+    """The package modules a module imports when it runs (a package import also names its submodule);
+    with `typing`, those it imports for type checking as well."""
     name = module_name(path, root)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _runtime_nodes(ast.parse(path.read_text(encoding="utf-8")), typing):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -57,6 +60,14 @@ def import_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
     paths = sorted(root.rglob("*.py"))
     known = {module_name(p, root) for p in paths}
     return {module_name(p, root): imported_modules(p, known, root) for p in paths}
+
+
+def package_graph(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Imports between modules of the same package, type-checking imports included."""
+    paths = sorted(root.rglob("*.py"))
+    known = {module_name(p, root) for p in paths}
+    graph = {module_name(p, root): imported_modules(p, known, root, typing=True) for p in paths}
+    return {m: {d for d in deps if d.rpartition(".")[0] == m.rpartition(".")[0]} for m, deps in graph.items()}
 
 
 def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
@@ -106,6 +117,10 @@ def test_no_import_circle() -> None:
     assert find_cycle(import_graph()) is None
 
 
+def test_no_circle_between_modules_of_one_package() -> None:
+    assert find_cycle(package_graph()) is None
+
+
 def test_no_long_module_or_function() -> None:
     assert long_parts() == []
 
@@ -145,6 +160,40 @@ def test_type_checking_imports_and_parent_packages_are_no_circle(tmp_path: Path)
     graph = import_graph(pkg)
     assert graph["pkg.sub.b"] == {"pkg.sub.a"} and graph["pkg.sub.a"] == {"pkg.errors"}
     assert find_cycle(graph) is None
+
+
+def test_a_type_only_circle_inside_a_package_is_found(tmp_path: Path) -> None:
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub.{0} import X\n"
+    pkg = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/sub/a.py": "from pkg.sub.b import f\n",
+            "pkg/sub/b.py": typed.format("a"),
+            "pkg/other.py": typed.format("c"),
+            "pkg/sub/c.py": "from pkg.other import g\n",
+        },
+    )
+    assert find_cycle(import_graph(pkg)) is None  # nothing runs in a circle
+    assert find_cycle(package_graph(pkg)) in (
+        ["pkg.sub.a", "pkg.sub.b", "pkg.sub.a"],
+        ["pkg.sub.b", "pkg.sub.a", "pkg.sub.b"],
+    )
+
+
+def test_a_type_only_import_across_packages_is_no_package_circle(tmp_path: Path) -> None:
+    typed = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.sub.c import X\n"
+    pkg = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/sub/__init__.py": "",
+            "pkg/other.py": typed,
+            "pkg/sub/c.py": "from pkg.other import g\n",
+        },
+    )
+    assert find_cycle(package_graph(pkg)) is None
 
 
 @pytest.mark.parametrize(("lines", "expected"), [(80, []), (81, ["pkg/m.py:1 f: 81 lines"])])

@@ -28,7 +28,7 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_cache_check(args: argparse.Namespace) -> int:
     from gacc_hf.run.cache import CACHE_FILENAME, Cache, check_cache
-    from gacc_hf.run.matches_check import DEFAULT_SAMPLE, check_matches
+    from gacc_hf.run.cache.matches_check import DEFAULT_SAMPLE, check_matches
 
     if not (Path(args.cache_dir) / CACHE_FILENAME).is_file():
         raise ValueError(f"{args.cache_dir} holds no cache ({CACHE_FILENAME})")

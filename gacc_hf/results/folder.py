@@ -18,7 +18,7 @@ import shutil
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -46,9 +46,6 @@ from gacc_hf.scoring.compare import condition_gaps
 from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.reading import KEYS, reading_figures
 from gacc_hf.scoring.scores import score_answers
-
-if TYPE_CHECKING:
-    from gacc_hf.results.result import BenchmarkResult
 
 
 def folder_files(run: RunResults) -> tuple[dict[str, Any], dict[str, bytes]]:
@@ -184,8 +181,18 @@ def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, A
     }
 
 
+class Documented(Protocol):
+    """What a fresh run's folder is written from (a `gacc_hf.results.result.BenchmarkResult`): its
+    `results.json` document and its per-row tables."""
+
+    answers: list[dict[str, Any]]
+    memories: list[dict[str, Any]]
+
+    def results_document(self, command: Sequence[str] | None = None) -> dict[str, Any]: ...
+
+
 def write_results(
-    result: BenchmarkResult,
+    result: Documented,
     out_dir: str | Path,
     command: Sequence[str] | None = None,
     extra: Callable[[Path], object] | None = None,

@@ -21,15 +21,16 @@ from gacc_hf.data.loading import from_memory, load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.cache import Cache
-from gacc_hf.run.calls import Executor, Method, MethodError, OnError, resolve_method
+from gacc_hf.run.cache.matches import match_memories
+from gacc_hf.run.calls import Executor, MethodError, OnError, resolve_method
 from gacc_hf.run.collection import fewer_collections
 from gacc_hf.run.compress import compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_groups
-from gacc_hf.run.matches import match_memories
 from gacc_hf.run.plan import plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
 from gacc_hf.run.read import read_and_judge
+from gacc_hf.run.tasks import Method
 from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.integrity import budget_violations, count_errors, exposure_rows
 from gacc_hf.scoring.scores import score_answers

@@ -19,7 +19,6 @@ import logging
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from gacc_hf.methods.registry import resolve
@@ -28,7 +27,8 @@ from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, re
 from gacc_hf.redaction import redact
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.limits import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, clip
-from gacc_hf.run.rolling import FLUSH_SECONDS, Follow, Planned, RollingRun, Stage, concurrency_of, planned
+from gacc_hf.run.rolling import FLUSH_SECONDS, RollingRun
+from gacc_hf.run.tasks import Follow, Method, Planned, Stage, Task, concurrency_of, planned
 from gacc_hf.text.hygiene import encoding_problem
 from gacc_hf.tokenizer import get_codec
 
@@ -39,24 +39,6 @@ log = logging.getLogger(__name__)
 
 class MethodError(RuntimeError):
     """A compressor, reader or judge failed, returned the wrong type, or broke the batch contract."""
-
-
-@dataclass(frozen=True)
-class Method:
-    """A resolved method with the name and revision that enter its cache keys; `spec` is as given."""
-
-    role: str
-    fn: Any
-    name: str
-    revision: str
-    spec: str
-
-
-@dataclass
-class Task:
-    key: str
-    item: Any
-    label: str
 
 
 def chunk_size_of(fn: Any, batch_size: int) -> int:

@@ -15,8 +15,9 @@ from typing import Any
 from gacc_hf.budget import fit_to_budget
 from gacc_hf.protocol import CompressorInput
 from gacc_hf.run.cache import text_hash
-from gacc_hf.run.calls import Executor, Method, check_str
+from gacc_hf.run.calls import Executor, check_str
 from gacc_hf.run.plan import MemoryPlan
+from gacc_hf.run.tasks import Method
 from gacc_hf.scoring.evidence import oracle_memory
 from gacc_hf.tokenizer import Codec
 
@@ -79,7 +80,7 @@ def compute_memories(
 
 def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], evidence: list[list[bool]]) -> None:
     """Copy each memory's accounting and text, and each row's evidence hits, into the ledger rows (plan order
-    kept). `evidence` holds each row's per-question evidence flags (`gacc_hf.run.matches`)."""
+    kept). `evidence` holds each row's per-question evidence flags (`gacc_hf.run.cache.matches`)."""
     for row, flags in zip(plan.ledger, evidence, strict=True):
         v = values[row["memory_key"]]
         ok = "error" not in v

@@ -22,9 +22,9 @@ from typing import Any
 from gacc_hf.data.schema import Group, Question
 from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.cache import text_hash
-from gacc_hf.run.calls import Executor, Method, Stage, Task, check_answer, check_bool
-from gacc_hf.run.key_template import KeyTemplate
-from gacc_hf.run.rolling import Follow, Planned
+from gacc_hf.run.cache.key_template import KeyTemplate
+from gacc_hf.run.calls import Executor, check_answer, check_bool
+from gacc_hf.run.tasks import Follow, Method, Planned, Stage, Task
 from gacc_hf.scoring.outcomes import outcome as answer_outcome
 
 
@@ -54,7 +54,7 @@ def read_and_judge(
 ) -> list[dict[str, Any]]:
     """One row per (ledger row, question): answer, verdict, evidence and the texts they came from.
 
-    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.matches`)."""
+    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.cache.matches`)."""
     by_goal = {g.goal_id: g for g in groups}
     questions = {g.goal_id: _questions(g) for g in groups}
     keys, asked, read_tasks = _answer_keys(ledger, memories, questions, read)

@@ -17,58 +17,16 @@ from __future__ import annotations
 
 import queue
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS
-
-if TYPE_CHECKING:
-    from gacc_hf.run.calls import Executor, Method, Task
+from gacc_hf.run.tasks import Follow, Planned, Stage, Tally, Task, concurrency_of, planned
 
 FLUSH_SECONDS = 0.5  # most finished work a crash can lose
-
-
-@dataclass(frozen=True)
-class Planned:
-    """Tasks named by their distinct keys, in order; `task(key)` builds a key's task. A runner builds only
-    the tasks whose keys the cache does not hold: a warm rerun, which finds nearly all of them, then builds
-    no method input or label it would not use."""
-
-    keys: list[str]
-    task: Callable[[str], Task]
-
-
-def planned(tasks: Iterable[Task] | Planned) -> Planned:
-    """Tasks as `Planned`: a list's keys in first-seen order, each with the last task given for it."""
-    if isinstance(tasks, Planned):
-        return tasks
-    by_key = {t.key: t for t in tasks}
-    return Planned(list(by_key), by_key.__getitem__)
-
-
-Follow = Callable[[dict[str, Any]], "list[Task] | Planned"]
-
-
-def concurrency_of(fn: Any) -> int | None:
-    """The number of calls a method allows at once (None: it has no window and is called in chunks)."""
-    size = getattr(fn, "concurrency", None)
-    if size is None:
-        return None
-    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-        raise ValueError(f"concurrency must be an integer >= 1, got {size!r}")
-    return size
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One role's part of a run: its method, the cache kind of its values and how an output is finished."""
-
-    method: Method
-    kind: str
-    finish: Callable[[Any, Any], Any]
 
 
 @dataclass
@@ -90,7 +48,7 @@ class _Lane:
 class RollingRun:
     """Runs one stage, or two chained stages, through windows; see the module docstring."""
 
-    def __init__(self, ex: Executor, stages: list[Stage]) -> None:
+    def __init__(self, ex: Tally, stages: list[Stage]) -> None:
         self.ex = ex
         self.done: queue.SimpleQueue[tuple[_Lane, Task, Future[Any]]] = queue.SimpleQueue()
         self.lanes = [self._lane(s) for s in stages]

@@ -239,7 +239,7 @@ def find_exposures(
 
     `groups` must hold every group of the dataset (a context's other goals' questions count too);
     `shown_goals` maps a shown goal id to its text ("" for the empty goal). A run gets the same rows from
-    `gacc_hf.run.matches`, which keeps each memory's audit in the cache.
+    `gacc_hf.run.cache.matches`, which keeps each memory's audit in the cache.
     """
     contexts = {g.context_id: g.context for g in groups}
     audit = LeakAudit(groups)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import gacc_hf
 from gacc_hf.run import read
-from gacc_hf.run.calls import Task
-from gacc_hf.run.rolling import planned
+from gacc_hf.run.tasks import Task, planned
 
 
 def test_a_task_list_is_planned_by_first_seen_key_with_the_last_task_of_a_key():

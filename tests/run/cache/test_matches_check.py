@@ -4,10 +4,10 @@ import sqlite3
 import pytest
 
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
-from gacc_hf.run.matches import INPUTS, KIND, TEXT
-from gacc_hf.run.matches_check import check_matches
+from gacc_hf.run.cache.matches import INPUTS, KIND, TEXT
+from gacc_hf.run.cache.matches_check import check_matches
 from tests.helpers.runs import rules_run
-from tests.run.test_matches import EN_ROWS, ZH_ROWS, _leaky
+from tests.run.cache.test_matches import EN_ROWS, ZH_ROWS, _leaky
 
 
 def _edit(folder, kind, key, value):

@@ -1,6 +1,6 @@
 import pytest
 
-from gacc_hf.run.cache_values import usual_shape, value_problem
+from gacc_hf.run.cache.values import usual_shape, value_problem
 
 VALUES = [
     ("answer", {"answer": "47 minutes"}, True, True),

@@ -1,6 +1,6 @@
 """`gacc cache check`'s recomputation of `matches` entries: a value edited by hand is found, not trusted.
 
-A `matches` entry is a pure function of the texts its key binds, and `gacc_hf.run.matches` keeps those texts
+A `matches` entry is a pure function of the texts its key binds, and `gacc_hf.run.cache.matches` keeps those texts
 in the cache beside it, so each entry can be worked out again from the cache alone and compared with what is
 stored. An entry made by another matcher revision cannot be recomputed by this code and is counted, not
 judged; an entry whose input texts are missing or altered is a problem, like one whose value differs.
@@ -13,8 +13,8 @@ import random
 from typing import Any, NamedTuple
 
 from gacc_hf.data.schema import Question
-from gacc_hf.run.cache import Cache, text_hash
-from gacc_hf.run.matches import INPUTS, KIND, TEXT, key_template
+from gacc_hf.run.cache.matches import INPUTS, KIND, TEXT, key_template
+from gacc_hf.run.cache.store import Cache, text_hash
 from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.scoring.integrity import LeakAudit
 from gacc_hf.text.matching import normalized
@@ -63,7 +63,7 @@ def check_matches(cache: Cache, sample: int | None = DEFAULT_SAMPLE, seed: int =
 
 
 def _recompute(memory: str, references: str, source: str, held: str, goal: str) -> dict[str, Any]:
-    """The `matches` value of one memory from its key's texts, as `gacc_hf.run.matches` stores it."""
+    """The `matches` value of one memory from its key's texts, as `gacc_hf.run.cache.matches` stores it."""
     questions = [Question(f"q{i}", "", tuple(refs)) for i, refs in enumerate(json.loads(references))]
     audit = LeakAudit.of_held({source: [(kind, text) for kind, text in json.loads(held)]})
     form = normalized(memory)

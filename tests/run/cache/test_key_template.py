@@ -3,7 +3,7 @@ import hashlib
 import pytest
 
 from gacc_hf.run.cache import make_key
-from gacc_hf.run.key_template import KeyTemplate
+from gacc_hf.run.cache.key_template import KeyTemplate
 
 
 def _sha(record: str) -> str:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import gacc_hf.run.matches as matches_module
+import gacc_hf.run.cache.matches as matches_module
 from gacc_hf.data.schema import SAMPLE_PATH, Group, Question
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
-from gacc_hf.run.matches import KIND, Matched, match_memories, matches_revision
+from gacc_hf.run.cache.matches import KIND, Matched, match_memories, matches_revision
 from gacc_hf.scoring import evidence, integrity
 from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.scoring.integrity import find_exposures
@@ -19,7 +19,7 @@ from gacc_hf.text import hygiene, matching, screen
 from tests.helpers.fs import run_read_only
 from tests.helpers.runs import rules_run
 
-FIXTURES = Path(__file__).parents[1] / "fixtures"
+FIXTURES = Path(__file__).parents[2] / "fixtures"
 ZH_ROWS = [json.loads(line) for line in (FIXTURES / "zh_fixture.jsonl").read_text().splitlines()]
 EN_ROWS = [json.loads(line) for line in SAMPLE_PATH.read_text().splitlines()[:6]]
 
@@ -134,7 +134,7 @@ def test_a_read_only_cache_without_these_entries_still_serves_a_warm_rerun(tmp_p
     script = textwrap.dedent(
         f"""
         import json, sys
-        sys.path.insert(0, {str(Path(__file__).parents[2])!r})
+        sys.path.insert(0, {str(Path(__file__).parents[3])!r})
         from tests.helpers.runs import rules_run
         rows = [json.loads(line) for line in open({str(SAMPLE_PATH)!r}).read().splitlines()[:6]]
         r = rules_run(rows, compressor="goal-lines", ratios=[0.5], cache_dir={str(folder)!r})

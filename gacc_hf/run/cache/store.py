@@ -1,33 +1,5 @@
-"""Content-addressed store of memories, answers, verdicts, what the matcher found and independent token counts.
-
-Format: one SQLite file (`gacc-cache.sqlite3` in the cache directory) with a single table
-
-    entries(kind TEXT, key TEXT, value TEXT, created REAL, PRIMARY KEY (kind, key))
-
-`kind` is one of `memory`, `answer`, `verdict`, `matches`, `matches-inputs`, `text` (`gacc_hf.run.matches`),
-`count`; `key` is the sha256 of a canonical record of everything the value depends on (docs/protocol.md §11:
-content hashes of the inputs, the budget, the tokenizer revision and the method's name and revision); `value` is JSON.
-Entries are immutable: a second write of the same key is ignored, so concurrent writers of the same
-content agree.
-
-Crash behaviour: every `put_many` is one SQLite transaction. A process killed mid-write leaves the
-transaction uncommitted and SQLite rolls it back on the next open, so a reader sees either the whole
-batch or none of it, never a partial entry. Several processes of ONE machine may share one file: WAL
-lets readers proceed during a write, and writers wait on a busy timeout instead of failing.
-
-Faults: a file that SQLite cannot read (random bytes, corrupt pages, a truncated file) raises `CacheError`
-naming the file and the remedy; a single stored value that is not JSON or has the wrong shape is never
-used: it is logged, treated as missing (so it is recomputed) and replaced by the next write of its key.
-`check()` lists every problem and never raises. A cache whose file or folder is read-only is opened for
-reading (a warm rerun needs nothing else); storing into it raises `CacheError`.
-
-Network file systems: WAL needs memory shared by every process that opens the file, so it works only
-among the processes of one machine, and on NFS / Lustre / SMB even that is unsafe. On such a file system
-the cache uses `journal_mode=DELETE` and warns; `GACC_CACHE_JOURNAL=wal|delete` overrides the choice.
-Several machines should not share one cache file at all: give each machine its own local cache folder
-(the work is sharded by context, so each machine's rerun finds its own entries) and, if one cache is
-wanted afterwards, combine them with `merge_caches`.
-"""
+"""The cache's store: `Cache` (open, read, write, check), its keys (`make_key`, `text_hash`) and the journal
+mode a file system allows; the format and crash behaviour are those of the package (`gacc_hf.run.cache`)."""
 
 from __future__ import annotations
 
@@ -43,9 +15,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from gacc_hf.run.cache_file import APPLICATION_ID, CacheError, environment_fault, is_new_cache
-from gacc_hf.run.cache_read import stored_texts
-from gacc_hf.run.cache_values import usual_shape, value_problem
+from gacc_hf.run.cache.database import APPLICATION_ID, CacheError, environment_fault, is_new_cache
+from gacc_hf.run.cache.lookup import stored_texts
+from gacc_hf.run.cache.values import usual_shape, value_problem
 from gacc_hf.text.hygiene import encoding_problem
 
 CACHE_FILENAME = "gacc-cache.sqlite3"
@@ -247,7 +219,7 @@ class Cache:
 
     def get_many(self, kind: str, keys: Iterable[str]) -> dict[str, Any]:
         """The stored values of those keys that are present and usable (see the module doc), in key
-        order; how they are found: `gacc_hf.run.cache_read`."""
+        order; how they are found: `gacc_hf.run.cache.lookup`."""
         found: dict[str, Any] = {}
         usual = usual_shape(kind)
         with self._sqlite():

@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-from gacc_hf.run.cache import (
+from gacc_hf.run.cache.store import (
     CACHE_FILENAME,
     JOURNAL_ENV,
     Cache,
@@ -140,7 +140,7 @@ def test_a_bad_entry_is_reported_and_recomputed_never_used(case, tmp_path, caplo
     with Cache(tmp_path) as c:
         (problem,) = c.check()
         assert problem.startswith(f"{kind}/bad: ")
-        with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache"):
+        with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache.store"):
             assert c.get_many(kind, ["bad"]) == {}  # treated as missing: the runner recomputes it
         assert c.rejected == [problem]
         assert f"entry {kind}/bad is unusable" in caplog.text
@@ -304,13 +304,13 @@ def test_one_cache_per_machine_then_merged(tmp_path):
 
 
 def test_a_cache_on_a_network_file_system_uses_delete_and_warns(tmp_path, monkeypatch, caplog):
-    import gacc_hf.run.cache as cache_module
+    import gacc_hf.run.cache.store as cache_module
 
-    with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache"), Cache(tmp_path / "local") as c:
+    with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache.store"), Cache(tmp_path / "local") as c:
         assert c._db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert caplog.text == ""
     monkeypatch.setattr(cache_module, "filesystem_type", lambda path, mounts=None: "nfs4")  # no NFS mount here
-    with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache"), Cache(tmp_path / "shared") as c:
+    with caplog.at_level(logging.WARNING, logger="gacc_hf.run.cache.store"), Cache(tmp_path / "shared") as c:
         assert c._db.execute("PRAGMA journal_mode").fetchone()[0] == "delete"
     assert "is on a network file system (nfs4), journal_mode=DELETE: never share it between machines" in caplog.text
 
