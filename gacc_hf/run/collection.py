@@ -3,7 +3,7 @@
 A large run holds hundreds of thousands of live row dicts. CPython starts a young-generation collection
 every 700 (net) allocations of container objects and walks the middle generation every 10 of those, so
 a warm rerun of 108,000 question rows spent a quarter of its time collecting (measured with
-`benchmarks/harness.py`, docs/performance.md) and found nothing to free: the rows are kept, they are not
+`benchmarks/harness.py`, CHANGELOG.md) and found nothing to free: the rows are kept, they are not
 cycles. While a run is in progress the first two thresholds are raised: young collections still run
 (short-lived cycles are still freed), about 140 times less often, and the middle generation is walked
 five times less often per young collection. The caller's thresholds come back afterwards.
