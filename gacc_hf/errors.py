@@ -4,8 +4,9 @@
     1  the run finished but an integrity counter is not 0 (budget_violations, count_errors, exposures)
     2  bad input, bad configuration or environment: arguments, data files, permissions, the cache,
        an unreachable server; nothing was computed, or what was is in the cache
-    3  model failures: the run finished with failures recorded (--on-error record), or it stopped at
-       the first failed call (--on-error raise); rerun the same command to retry only what failed
+    3  the run did not finish its calls: model failures recorded (--on-error record), the first failed
+       call (--on-error raise), or a spending limit reached (--max-calls, --max-cost); what was done is
+       stored: rerun the same command to retry or go on
     4  an unexpected error (a bug): the traceback is printed; please report it
     5  a process of a multi-process run died of a signal (killed, aborted, out of memory); the others
        were stopped; rerun the same command to resume from the cache
@@ -25,16 +26,17 @@ EPILOG = """exit codes:
   0  success
   1  the run finished but an integrity counter is not 0
   2  bad input, configuration or environment (arguments, data, files, permissions, cache, server)
-  3  model failures: recorded (--on-error record) or the first one stopped the run (--on-error raise)
+  3  calls left undone: model failures (--on-error) or a spending limit (--max-calls, --max-cost); rerun to go on
   4  an unexpected error (a bug; the traceback is printed)
   5  a process of a --num-processes run died of a signal; rerun the same command to resume
 --verbose (anywhere on the line) prints the traceback of any error."""
 
 
 def _is_model_failure(exc: BaseException) -> bool:
+    from gacc_hf.cost.limits import LimitReached
     from gacc_hf.run.calls import MethodError
 
-    return isinstance(exc, MethodError)
+    return isinstance(exc, MethodError | LimitReached)
 
 
 def _is_rank_death(exc: BaseException) -> bool:

@@ -57,7 +57,7 @@ def test_readme_and_help_list_the_same_codes():
     for code, first_word in (
         ("1", "the run finished"),
         ("2", "bad input"),
-        ("3", "model failures"),
+        ("3", "calls left undone"),
         ("4", "an unexpected"),
     ):
         assert table[code].startswith(first_word) and epilog[code].startswith(first_word)

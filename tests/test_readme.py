@@ -3,7 +3,8 @@
 Documents run in order (README.md, then docs/*.md by name) in one working directory, so a guide may use a
 results folder an earlier document wrote. Python blocks run in document order, one namespace per document
 (unless marked `<!-- docs-test: skip (why) -->`);
-bash blocks marked `<!-- docs-test: run -->` run their `gacc` commands through the CLI, which must exit 0.
+bash blocks marked `<!-- docs-test: run -->` run their `gacc` commands through the CLI, which must exit 0
+(or the code a trailing `# exits N` comment names).
 A statement followed by a comment that is a Python literal (`token_budget(100, 0.29)   # 29`), on its
 line or the next, must evaluate to that literal. Everything runs in a fresh interpreter with a private
 working directory and modules cache (so `evaluate.load("gacc")` resolves from the installed metric).
@@ -25,7 +26,7 @@ DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:^<!-- docs-test: (?P<mark>[^>]*) -->\n)?^```(?P<lang>\w*)\n(?P<code>.*?)^```$", re.M | re.S)
 
 CHILD = r'''
-import ast, io, json, shlex, sys, tokenize
+import ast, io, json, re, shlex, sys, tokenize
 
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
@@ -92,7 +93,9 @@ def run_bash(code, where):
             status = main(argv[1:])
         except SystemExit as exc:  # --version and argparse errors exit
             status = exc.code or 0
-        assert status == 0, f"{where}: `{line.strip()}` exited {status}"
+        expected = re.search(r"#\s*exits (\d+)", line)
+        expected = int(expected[1]) if expected else 0
+        assert status == expected, f"{where}: `{line.strip()}` exited {status}, not {expected}"
         ran += 1
     return ran
 
@@ -143,6 +146,7 @@ def test_only_the_marked_blocks_are_left_out():
     }
     assert [b["document"] for b in run if b["lang"] == "bash"] == [
         "README.md",
+        "docs/cli.md",
         "docs/cli.md",
         "docs/data.md",
         "docs/results-and-publishing.md",

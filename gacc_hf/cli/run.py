@@ -15,6 +15,7 @@ from gacc_hf import errors
 from gacc_hf.cli.verbosity import add_verbosity, log
 
 if TYPE_CHECKING:
+    from gacc_hf.cost.limits import SpendingLimits
     from gacc_hf.run.config import RunConfig
     from gacc_hf.run.rank import Topology
 
@@ -151,6 +152,19 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     p.add_argument(
+        "--max-calls",
+        type=int,
+        help="stop before the model call that would pass N calls made by this run (cache hits are free); exit 3, "
+        "everything done stored: the same command goes on",
+    )
+    p.add_argument(
+        "--max-cost",
+        type=float,
+        help="stop before the call that could pass this cost at the --prices given (each call counted at its "
+        "bound until its usage is known); exit 3, everything done stored",
+    )
+    p.add_argument("--prices", help="YAML file of prices per million prompt / completion tokens (gacc_hf.cost.prices)")
+    p.add_argument(
         "--num-processes",
         type=int,
         default=1,
@@ -205,6 +219,15 @@ def check_run(run: RunConfig, num_processes: int) -> None:
                     f"--{name} {redact(spec)}: credentials in a URL are never sent; remove them "
                     "(an openai: server's key goes in $OPENAI_API_KEY)"
                 )
+
+
+def spending_limits(args: argparse.Namespace) -> SpendingLimits:
+    """`--max-calls`, `--max-cost` and `--prices`, checked before any work (a bad value or file is exit 2)."""
+    from gacc_hf.cost.limits import SpendingLimits
+    from gacc_hf.cost.prices import load_prices
+
+    prices = load_prices(args.prices) if args.prices else None
+    return SpendingLimits(args.max_calls, args.max_cost, prices)
 
 
 def writable_folder(path: str | Path, what: str, *, staged: bool = False) -> None:
@@ -295,6 +318,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         check_output_dir(args.output_dir, args.overwrite)  # before any model work
     run = resolve_run(args)
     check_run(run, args.num_processes)
+    limits = spending_limits(args)
     topology = distributed.detect()
     launched = _launch_if_asked(args, run, topology)
     if launched is not None:
@@ -325,6 +349,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         split=run.split,
         limit=run.limit,
         columns=run.columns,
+        limits=limits,
     )
     if result is None:  # another rank: rank 0 reports and writes the merged results
         return 0

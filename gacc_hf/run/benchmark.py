@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gacc_hf.budget import PROTOCOL_VERSION, RatioLike, exact_ratio
+from gacc_hf.cost.limits import Meter, SpendingLimits
 from gacc_hf.data.fingerprint import fingerprint
 from gacc_hf.data.loading import from_memory, load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
@@ -123,6 +124,7 @@ def run_benchmark(
     split: str | None = None,
     limit: int | float | None = None,
     columns: Mapping[str, str] | None = None,
+    limits: SpendingLimits | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
@@ -138,13 +140,13 @@ def run_benchmark(
     is validated: a quick, partial run, recorded as such and refused by publishing. `columns` maps schema
     names to the data's own (`gacc_hf.data.columns`) for a spec and for an in-memory dataset alike (one row
     per question is grouped by goal_id), unless `data_spec` says the caller loaded the rows; it is recorded.
+    `limits` stop the run before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share).
     """
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
-    # a data spec (sample, file, folder, saved dataset, Hub id) is loaded here; rows in another layout are mapped
     if isinstance(dataset, str | os.PathLike):
         loaded = load_any(dataset, columns=columns)
-    else:  # rows a caller loaded from `data_spec` were mapped then; `columns` is only recorded
+    else:  # rows a caller loaded from `data_spec` were mapped then (`columns` only recorded), or other rows
         loaded = from_memory(dataset, columns if data_spec is None else None)
     setup = _validate(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
     codec = get_codec()
@@ -152,7 +154,7 @@ def run_benchmark(
     work = setup.groups if shard is None else shard(setup.groups)
     cache = Cache(cache_dir)
     try:
-        ex = Executor(cache, on_error, batch_size, progress)
+        ex = Executor(cache, on_error, batch_size, progress, _meter(limits, shard))
         texts = list(dict.fromkeys(g.context for g in work))
         n_tokens = dict(zip(texts, (len(ids) for ids in codec.encode_batch(texts)), strict=True))
         n_count_errors = count_errors(work, n_tokens, [r for r, _ in setup.ratios], cache, progress)
@@ -182,6 +184,14 @@ def run_benchmark(
         method_seconds={role: {name: round(s, 3) for name, s in m.items()} for role, m in ex.method_seconds.items()},
         generated_tokens=dict(ex.generated_tokens),
     )
+
+
+def _meter(limits: SpendingLimits | None, shard: Any) -> Meter | None:
+    """This process's meter of the limits: the whole of them, or a rank's share (`ContextShard`)."""
+    if limits is None or not limits.active:
+        return None
+    topology = getattr(shard, "topology", None)
+    return Meter.for_rank(limits, topology.rank, topology.world_size) if topology else Meter.for_rank(limits)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
+from gacc_hf.cost.limits import Meter
 from gacc_hf.methods.registry import resolve
 from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, revision_of
@@ -107,8 +108,11 @@ def check_bool(value: Any) -> bool:
 class Executor:
     """Runs tasks of one role through the cache (a window or chunks), counting calls and time, handling failures."""
 
-    def __init__(self, cache: Cache, on_error: OnError, batch_size: int, progress: bool) -> None:
+    def __init__(
+        self, cache: Cache, on_error: OnError, batch_size: int, progress: bool, meter: Meter | None = None
+    ) -> None:
         self.cache = cache
+        self.meter = meter  # the run's spending limits (`gacc_hf.cost.limits`), None: no limit
         self.on_error = on_error
         self.batch_size = batch_size
         self.progress = progress
@@ -136,22 +140,40 @@ class Executor:
         progress = RoleProgress(method.role, method.name, len(todo), self.progress)
         tokens, pending, last_flush = 0, {}, time.monotonic()
         size = chunk_size_of(method.fn, self.batch_size)
+        stopped = False
         for start in range(0, len(todo), size):
             chunk = todo[start : start + size]
+            if self.meter is not None and (allowed := self._admitted(method, chunk)) < len(chunk):
+                self.meter.hold(method, len(todo) - start - allowed)
+                chunk, stopped = chunk[:allowed], True
             with progress.reporting(len(chunk)):
-                done, failures = self._call_chunk(method, chunk, finish)
+                done, failures = self._call_chunk(method, chunk, finish) if chunk else ({}, [])
+            if self.meter is not None:
+                for key, value in done.items():
+                    self.meter.settle(method, key, value)
             tokens += sum(self.output_tokens(v) for v in done.values())
             pending.update(done)
             values.update(done)
             # one transaction per FLUSH_SECONDS of work: slow models store every chunk, fast rules batch up
-            if failures or start + size >= len(todo) or time.monotonic() - last_flush > FLUSH_SECONDS:
+            if stopped or failures or start + size >= len(todo) or time.monotonic() - last_flush > FLUSH_SECONDS:
                 self.cache.put_many(kind, pending)
                 pending, last_flush = {}, time.monotonic()
             for task, exc in failures:
                 values[task.key] = self.failure(method, task, exc)
+            if stopped:
+                break
         self.generated_tokens[method.role] += tokens
         progress.close(tokens)
+        if stopped:
+            raise self.meter.stop()  # type: ignore[union-attr]
         return values
+
+    def _admitted(self, method: Method, chunk: list[Task]) -> int:
+        """How many of the chunk's calls, from its start, the spending limits let this run make."""
+        for n, task in enumerate(chunk):
+            if not self.meter.admit(method, task.key, task.item):  # type: ignore[union-attr]
+                return n
+        return len(chunk)
 
     def run_chain(
         self, first: Stage, second: Stage, tasks: list[Task] | Planned, follow: Follow

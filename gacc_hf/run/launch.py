@@ -151,11 +151,12 @@ def launch(argv: Sequence[str], num_processes: int) -> int:
 
 
 def _quiet_agent() -> None:
-    """The torchrun agent's notes (workers started, stopped) at ERROR unless gacc itself logs DEBUG: gacc
-    says what happened to the ranks in its own line."""
+    """The torchrun agent's notes (workers started, stopped, "failed (exitcode: N)") kept back unless gacc
+    itself logs DEBUG: a rank that ends with a code of its own has said why, and gacc says what happened to
+    the ranks in its own line."""
     import torch.distributed.run  # noqa: F401  (creates the agent's loggers)
 
-    level = logging.DEBUG if log.isEnabledFor(logging.DEBUG) else logging.ERROR
+    level = logging.DEBUG if log.isEnabledFor(logging.DEBUG) else logging.CRITICAL
     for name in list(logging.Logger.manager.loggerDict):
         if name.startswith("torch.distributed"):
             logging.getLogger(name).setLevel(level)

@@ -15,6 +15,7 @@ methods have windows, a follow-up task enters the second window as soon as the o
 
 from __future__ import annotations
 
+import collections
 import queue
 import time
 from collections.abc import Iterable
@@ -38,6 +39,7 @@ class _Lane:
     progress: RoleProgress
     values: dict[str, Any] = field(default_factory=dict)
     pending: dict[str, Any] = field(default_factory=dict)
+    waiting: collections.deque[Task] = field(default_factory=collections.deque)  # held back by a spending limit
     known: set[str] = field(default_factory=set)
     outstanding: int = 0
     tokens: int = 0  # cl100k tokens of the outputs this lane produced
@@ -67,9 +69,12 @@ class RollingRun:
             while any(lane.outstanding for lane in self.lanes):
                 fresh = self._collect()
                 self._chain(follow, fresh)
+                for lane in self.lanes:
+                    self._release(lane)
                 if time.monotonic() - last_flush > FLUSH_SECONDS:
                     self._flush()
                     last_flush = time.monotonic()
+            self._stop_if_held()
         finally:
             for lane in self.lanes:
                 lane.pool.shutdown(wait=False, cancel_futures=True)
@@ -94,12 +99,29 @@ class RollingRun:
         self.ex.fresh.update(t.key for t in todo)
         lane.progress.grow(len(todo))
         lane.first_call = lane.first_call or time.perf_counter()
-        fn = lane.stage.method.fn
-        for task in todo:
+        lane.waiting.extend(todo)
+        self._release(lane)
+        return cached
+
+    def _release(self, lane: _Lane) -> None:
+        """Start the lane's waiting calls, as many as the spending limits let this run make."""
+        fn, meter = lane.stage.method.fn, self.ex.meter
+        while lane.waiting:
+            task = lane.waiting[0]
+            if meter is not None and not meter.admit(lane.stage.method, task.key, task.item):
+                return
+            lane.waiting.popleft()
             future = lane.pool.submit(fn, task.item)
             future.add_done_callback(lambda f, t=task: self.done.put((lane, t, f)))
-        lane.outstanding += len(todo)
-        return cached
+            lane.outstanding += 1
+
+    def _stop_if_held(self) -> None:
+        """End the run when a spending limit held calls back (everything finished is stored first)."""
+        held = [lane for lane in self.lanes if lane.waiting]
+        if held and self.ex.meter is not None:
+            for lane in held:
+                self.ex.meter.hold(lane.stage.method, len(lane.waiting))
+            raise self.ex.meter.stop()
 
     def _collect(self) -> dict[str, Any]:
         """Finish the calls that completed (waiting up to half a second for one); the first stage's values."""
@@ -122,6 +144,8 @@ class RollingRun:
             else:
                 lane.pending[task.key] = value
                 lane.tokens += self.ex.output_tokens(value)
+                if self.ex.meter is not None:
+                    self.ex.meter.settle(method, task.key, value)
             lane.values[task.key] = value
             lane.progress.advance(1)
             if lane is self.lanes[0]:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from gacc_hf.cost.limits import Meter
     from gacc_hf.run.cache import Cache
 
 
@@ -74,10 +75,11 @@ class Stage:
 
 
 class Tally(Protocol):
-    """What a runner reads and reports to: the cache, the progress switch, the counts of calls, tokens and
-    time, the keys computed by this run, and the failure policy."""
+    """What a runner reads and reports to: the cache, the spending limits, the progress switch, the counts
+    of calls, tokens and time, the keys computed by this run, and the failure policy."""
 
     cache: Cache
+    meter: Meter | None
     progress: bool
     fresh: set[str]
     calls: dict[str, int]

@@ -249,3 +249,33 @@ def test_bad_replica_lists_and_concurrency_fail_before_any_work(servers, cache_d
                       cache_dir=cache_dir, progress=False)  # fmt: skip
     assert "pw-secret" not in str(info.value)
     assert a.log == [] and not Path(cache_dir).exists()  # no request, nothing written
+
+
+def test_a_max_cost_run_stops_before_passing_it_and_the_same_command_goes_on_to_the_same_results(servers, tmp_path):
+    from gacc_hf.cost.limits import LimitReached, SpendingLimits
+    from gacc_hf.cost.prices import Price, Prices
+
+    server = servers(delay=0.01)
+    spec = f"openai:echo@{server.url}?concurrency=4&max_tokens=8"
+    rows = synthetic_rows(seed=6, contexts=4, goals_per_context=2, questions_per_goal=3)  # 24 answers, 24 verdicts
+    kwargs = {"compressor": "goal-lines", "reader": spec, "judge": spec, "ratios": [0.5], "conditions": ["own"]}
+    kwargs |= {"n_bootstrap": 0, "progress": False}
+    expected = run_benchmark(rows, cache_dir=str(tmp_path / "whole"), **kwargs)
+    assert len(server.requests("reader")) == len(server.requests("judge")) == 24
+    # a completion token costs 1 and a call may generate 8, so each call is counted at >= 8 until it is back
+    limits = SpendingLimits(max_cost=100, prices=Prices({"echo": Price(prompt=0, completion=1_000_000)}))
+    server.log.clear()
+    stops = 0
+    while True:
+        try:
+            got = run_benchmark(rows, cache_dir=str(tmp_path / "limited"), limits=limits, **kwargs)
+            break
+        except LimitReached as exc:
+            stops += 1
+            made = "20 calls" if stops == 1 else "12 calls"  # the first run also made the 8 (free) memories
+            assert f"stopped at --max-cost 100: this run made {made} (cost at most 96)" in str(exc)
+        assert stops < 10
+    # no server sends usage: every call counts at its bound, 8, so 12 calls (96) fit in 100 and 13 do not
+    assert stops == 3 and got.calls == {"compressor": 0, "reader": 0, "judge": 48 - 12 * 3}
+    assert len(server.requests("reader")) == len(server.requests("judge")) == 24  # nothing was asked twice
+    assert got.answers == expected.answers and got.scores == expected.scores
