@@ -135,7 +135,7 @@ def test_publish_and_push_without_the_hub_exit_2_with_one_line_in_seconds(comman
     assert proc.stdout == "" if command == "publish" else proc.stdout.startswith("repo: me/d (dataset), 4 file(s):")
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"gacc {prog}: error: cannot {action}: ")
     assert (f"127.0.0.1:{port} is unreachable" if offline == "HF_ENDPOINT" else "HF_HUB_OFFLINE") in proc.stderr
-    assert seconds < 10
+    assert seconds < 20  # the interpreter's start on a loaded machine included; the retries it spares take 30 s
 
 
 def test_a_host_that_does_not_answer_is_given_up_after_the_timeout(monkeypatch):
