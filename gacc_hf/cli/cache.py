@@ -3,9 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gacc_hf import errors
+
+if TYPE_CHECKING:
+    from gacc_hf.run.cache.matches_check import MatchesCheck
+
+
+def _recompute_matches(args: argparse.Namespace) -> MatchesCheck | None:
+    """The recomputation of the cache's matches entries; None for a file SQLite cannot read (`check_cache` has
+    said so). Unusable entries met on the way are not logged again: `check_cache` lists them."""
+    from gacc_hf.run.cache import Cache
+    from gacc_hf.run.cache.database import CacheError
+    from gacc_hf.run.cache.matches_check import DEFAULT_SAMPLE, check_matches
+
+    cache_log = logging.getLogger("gacc_hf.run.cache")
+    level = cache_log.level
+    cache_log.setLevel(logging.ERROR)
+    try:
+        with Cache(args.cache_dir) as cache:
+            return check_matches(cache, None if args.full else (args.sample or DEFAULT_SAMPLE))
+    except CacheError:
+        return None
+    finally:
+        cache_log.setLevel(level)
 
 
 def add_cache_parser(sub: argparse._SubParsersAction) -> None:
@@ -27,19 +51,16 @@ def add_cache_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_cache_check(args: argparse.Namespace) -> int:
-    from gacc_hf.run.cache import CACHE_FILENAME, Cache, check_cache
-    from gacc_hf.run.cache.matches_check import DEFAULT_SAMPLE, check_matches
+    from gacc_hf.run.cache import CACHE_FILENAME, check_cache
 
     if not (Path(args.cache_dir) / CACHE_FILENAME).is_file():
         raise ValueError(f"{args.cache_dir} holds no cache ({CACHE_FILENAME})")
     if args.sample is not None and args.sample < 1:
         raise ValueError(f"--sample {args.sample}: give at least 1 (or --full for every entry)")
     problems = check_cache(args.cache_dir)
-    if not problems:  # a cache that opens: its matches entries recomputed
-        with Cache(args.cache_dir) as cache:
-            sample = None if args.full else (args.sample or DEFAULT_SAMPLE)
-            found = check_matches(cache, sample)
-        problems = found.problems
+    found = _recompute_matches(args)
+    if found is not None:  # a cache that opens, unusable entries or not: its matches entries recomputed
+        problems += found.problems
         other = f", {found.other_revision} of another matcher revision not recomputed" if found.other_revision else ""
         print(f"matches: {found.checked} entries recomputed{' (all)' if args.full else ''}{other}")
     for problem in problems:

@@ -95,7 +95,7 @@ def cmd_data_push(args: argparse.Namespace) -> int:
         describe_plan,
         folder_operations,
         operation_text,
-        require_online,
+        reaching_hub,
         shown_file,
     )
 
@@ -112,8 +112,8 @@ def cmd_data_push(args: argparse.Namespace) -> int:
         texts = [(f"{args.repo_id}:{op.path_in_repo}", operation_text(op)) for op in built]
         print("".join(shown_file(label, text) for label, text in texts if text is not None), end="")
         return 0
-    require_online(f"push to {args.repo_id}")
     from huggingface_hub import HfApi
 
-    print(commit(HfApi(), args.repo_id, "dataset", built, args.message))
+    with reaching_hub(f"push to {args.repo_id}"):
+        print(commit(HfApi(), args.repo_id, "dataset", built, args.message))
     return 0

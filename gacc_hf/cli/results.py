@@ -138,18 +138,10 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
 def cmd_publish(args: argparse.Namespace) -> int:
     from gacc_hf.hub import commit as hub
 
-    if not args.dry_run:
-        hub.require_online(f"publish to {args.repo_id}")
-        hub.require_reachable(f"publish to {args.repo_id}")
-    try:
+    if args.dry_run:
         return _publish(args)
-    except Exception as exc:
-        if args.dry_run or not hub.connection_error(exc):
-            raise
-        raise hub.OfflineError(
-            f"cannot publish to {args.repo_id}: the Hub at {hub.hub_endpoint()} stopped answering "
-            f"({type(exc).__name__}: {exc}); nothing or part was pushed: rerun when the network is back"
-        ) from None
+    with hub.reaching_hub(f"publish to {args.repo_id}"):
+        return _publish(args)
 
 
 def _publish(args: argparse.Namespace) -> int:

@@ -375,6 +375,8 @@ def _run_locked(args: argparse.Namespace) -> int:
     if any(result.integrity.values()):
         return errors.INTEGRITY
     if result.errors:
-        print(f"{len(result.errors)} model failure(s) recorded; rerun the same command to retry them", file=sys.stderr)
+        # the folder just written holds a run now: an explicit --output-dir takes it again only with --overwrite
+        again = "the same command with --overwrite" if args.output_dir and not args.overwrite else "the same command"
+        print(f"{len(result.errors)} model failure(s) recorded; rerun {again} to retry them", file=sys.stderr)
         return errors.MODEL_FAILURES
     return errors.OK

@@ -87,9 +87,18 @@ def suggested_mapping(found: Sequence[str], layout: Sequence[str]) -> tuple[dict
     return mapping, [c for c in free if roles[c] is None]
 
 
+def other_candidates(found: Sequence[str], layout: Sequence[str], mapping: dict[str, str]) -> list[str]:
+    """`role=column` for each column whose name tells a role the mapping gave to an earlier column (`doc` and
+    `passage` both say context): the user picks, since the name alone cannot tell which holds it."""
+    flat = "question" in layout
+    told = {c: role(c, flat) for c in found if c not in TARGETS and c not in mapping.values()}
+    return [f"{r}={c}" for c, r in told.items() if r in mapping]
+
+
 def layout_error(found: Sequence[str]) -> LayoutError:
     """The one message for data in neither layout: the columns found, the mapping that would fix it (only the
-    columns whose role their name tells) and the columns left for the user to place."""
+    columns whose role their name tells), other columns named for a role it filled, and the columns left for
+    the user to place."""
     flat_like = "question" in found or any(role(c, True) == "question" for c in found if c not in TARGETS)
     layout = FLAT if flat_like else GROUPED
     mapping, untold = suggested_mapping(found, layout)
@@ -103,6 +112,8 @@ def layout_error(found: Sequence[str]) -> LayoutError:
     )
     if optional:
         message += f"; optional: {','.join(optional)}"
+    if others := other_candidates(found, layout, mapping):
+        message += f"; other candidates: {', '.join(others)} (their names say so too: pick the column that holds it)"
     if untold:
         message += f"; could not tell the role of {', '.join(untold)} from the name: map by hand or leave out"
     return LayoutError(message)

