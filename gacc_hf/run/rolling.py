@@ -22,6 +22,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from gacc_hf.cost.usage import call_of, fill_usage
 from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS
 from gacc_hf.run.tasks import Follow, Planned, Stage, Tally, Task, concurrency_of, planned
@@ -87,6 +88,7 @@ class RollingRun:
         new = [key for key in plan.keys if key not in lane.known]
         lane.known.update(new)
         cached = self.ex.cache.get_many(lane.stage.kind, new)
+        fill_usage(lane.stage.method.fn, cached, plan.task)
         lane.values.update(cached)
         todo = [plan.task(key) for key in new if key not in cached]
         if not todo:
@@ -94,7 +96,7 @@ class RollingRun:
         self.ex.fresh.update(t.key for t in todo)
         lane.progress.grow(len(todo))
         lane.first_call = lane.first_call or time.perf_counter()
-        fn = lane.stage.method.fn
+        fn = call_of(lane.stage.method.fn)  # a served method's output comes with its server's usage
         for task in todo:
             future = lane.pool.submit(fn, task.item)
             future.add_done_callback(lambda f, t=task: self.done.put((lane, t, f)))
