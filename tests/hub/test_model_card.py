@@ -470,7 +470,7 @@ def test_the_card_states_the_runs_usage_and_with_prices_each_cells_cost(tmp_path
 
     assert _dry_run(run_dir) == 0
     unpriced = capsys.readouterr().out
-    assert "Usage of the whole run: usage (prompt+completion tokens): compressor 0+0, reader 0+0, judge 0+0" in unpriced
+    assert "Whole run usage (prompt+completion tokens): compressor 0+0, reader 0+0, judge 0+0" in unpriced
     assert "break-even questions per memory" not in unpriced
     prices = parse_prices({"currency": "USD", "prices": {"goal-lines": {"prompt": 1, "completion": 1}}})
     real_run(tmp_path / "run", tmp_path / "cache", conditions=("own", "none", "full"), prices=prices)

@@ -60,3 +60,37 @@ def test_a_server_without_usage_is_counted_locally_and_said_so(tmp_path: Path) -
         assert result.usage["roles"][role]["openai:echo"]["source"] == "local"
         assert result.usage["counters"][role]["openai:echo"] == "cl100k_base"
     assert result.cost() is None and result.results_document()["cost"] is None
+
+
+class _CountingReader:
+    """A reader of the user's own that counts its prompt as the question's characters and outputs in words."""
+
+    revision = "counting-reader-v1"
+    token_counter = "words"
+
+    def __call__(self, item: object) -> str:
+        return "two words"
+
+    def prompt_tokens(self, item: object) -> int:
+        return len(item.question)  # type: ignore[attr-defined]
+
+    @staticmethod
+    def count_tokens(text: str) -> int:
+        return len(text.split())
+
+
+def test_a_users_own_model_method_is_counted_with_its_own_counter(tmp_path: Path) -> None:
+    result = run_benchmark(
+        ROWS, compressor="truncate", reader=_CountingReader(), judge="exact", ratios=[0.3], conditions=["own"],
+        cache_dir=str(tmp_path / "cache"), progress=False, n_bootstrap=0,
+    )  # fmt: skip
+    questions = [q["question"] for row in ROWS for q in row["questions"]]
+    entry = result.usage["roles"]["reader"]["_CountingReader"]
+    # one call per question (each read once), its characters as prompt, "two words" as output
+    assert entry == {
+        "calls": len(questions),
+        "prompt_tokens": sum(len(q) for q in questions),
+        "completion_tokens": 2 * len(questions),
+        "source": "local",
+    }
+    assert result.usage["counters"]["reader"] == {"_CountingReader": "words"}
