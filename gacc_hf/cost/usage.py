@@ -37,8 +37,8 @@ def usage_problem(value: Any) -> str | None:
 
     >>> usage_problem({"prompt_tokens": 3, "completion_tokens": 1, "source": "server"}) is None
     True
-    >>> usage_problem({"prompt_tokens": -1, "completion_tokens": 1, "source": "local"})
-    "a value's 'usage' needs non-negative int prompt_tokens and completion_tokens, got {'prompt_tokens': -1, 'comp"
+    >>> usage_problem({"prompt_tokens": -1, "completion_tokens": 1, "source": "local"})[:76]
+    "a value's 'usage' needs non-negative int prompt_tokens and completion_tokens"
     """
     ok = (
         type(value) is dict
