@@ -161,9 +161,21 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
         "--max-cost",
         type=float,
         help="stop before the call that could pass this cost at the --prices given (each call counted at its "
-        "bound until its usage is known); exit 3, everything done stored",
+        "bound until its server reports its usage); exit 3, everything done stored",
     )
-    p.add_argument("--prices", help="YAML file of prices per million prompt / completion tokens (gacc_hf.cost.prices)")
+    p.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="prices file (YAML, per million prompt and completion tokens): the run's cost per role, method, "
+        "cell and answered question; every openai: method must have a price",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="validate everything, load no model, send no request, and print the calls, tokens (and, with "
+        "--prices, the cost) the run needs and how many the cache already holds",
+    )
+    p.add_argument("--format", choices=["text", "json"], default="text", help="--dry-run output (default: text)")
     p.add_argument(
         "--num-processes",
         type=int,
@@ -277,9 +289,41 @@ def cmd_run(args: argparse.Namespace) -> int:
     from gacc_hf.results.lock import output_lock
     from gacc_hf.run.distributed import detect
 
+    if args.dry_run:
+        return _dry_run(args)
     check_output_option(args.output_dir)
     with output_lock(args.output_dir, detect().rank):  # a second run writing the same folder is refused now
         return _run_locked(args)
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    """Validate the run and print what it needs (`gacc_hf.run.dry_run`); nothing is loaded, sent or written."""
+    from gacc_hf.cli.dry_run import print_plan
+    from gacc_hf.data.loading import load_any
+    from gacc_hf.methods.weights import tokenizer_only
+    from gacc_hf.run.dry_run import dry_run
+
+    run = resolve_run(args)
+    check_run(run, args.num_processes)
+    prices = spending_limits(args).prices  # the limits are checked as a run checks them
+    dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
+    settings = {"seed": run.seed, "n_bootstrap": run.bootstrap, "batch_size": run.batch_size, "on_error": run.on_error}
+    with tokenizer_only():
+        plan = dry_run(
+            dataset,
+            compressor=run.compressors,
+            reader=run.reader,
+            judge=run.judge,
+            ratios=run.ratios,
+            conditions=run.conditions,
+            cache_dir=run.cache_dir,
+            settings=settings,
+            prices=prices,
+            limit=run.limit,
+            columns=run.columns,
+            data_spec=run.data,
+        )
+    return print_plan(plan, args)
 
 
 def _launch_if_asked(args: argparse.Namespace, run: RunConfig, topology: Topology) -> int | None:
@@ -308,6 +352,7 @@ def _run_locked(args: argparse.Namespace) -> int:
 
     from gacc_hf.data.loading import load_any
     from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest
+    from gacc_hf.results.usage_report import usage_line
     from gacc_hf.run import distributed
     from gacc_hf.run.silence import silent_reader
     from gacc_hf.scoring.by_language import language_table
@@ -318,7 +363,8 @@ def _run_locked(args: argparse.Namespace) -> int:
         check_output_dir(args.output_dir, args.overwrite)  # before any model work
     run = resolve_run(args)
     check_run(run, args.num_processes)
-    limits = spending_limits(args)
+    limits = spending_limits(args)  # and the prices file, checked before any work
+    prices = limits.prices
     topology = distributed.detect()
     launched = _launch_if_asked(args, run, topology)
     if launched is not None:
@@ -350,6 +396,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         limit=run.limit,
         columns=run.columns,
         limits=limits,
+        prices=prices,
     )
     if result is None:  # another rank: rank 0 reports and writes the merged results
         return 0
@@ -367,6 +414,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     if len(rank_calls) > 1:
         print("calls per process: " + "; ".join(f"{rank}: {calls}" for rank, calls in enumerate(rank_calls)))
     print(f"integrity: {result.integrity}")
+    print(usage_line(result.usage, result.cost()))
     out = args.output_dir or new_run_dir(started, [Path(run.data).name, "+".join(run.compressors)], DEFAULT_RUNS)
     path = result.save(out, command=["gacc", *args.argv])
     if args.output_dir is None:

@@ -4,9 +4,11 @@ A limit counts what this run itself sends (cache hits are free), so a stopped ru
 command: the calls it made are stored and not made again, and the limit allows as many new ones. Each
 call is admitted before it is made. `--max-calls` counts it as one. `--max-cost` counts it at its bound
 (its prompt tokens, counted before sending, at the prompt price, plus the most it may generate at the
-completion price) until its usage is known, then at what it really cost; so the money a run spends never
-passes the limit, even with calls in flight. A stopped run stores everything finished, writes no results
-folder, and ends with `LimitReached` (exit 3), saying what was done and what is left.
+completion price) until its server's usage is known, then at what it really cost; so the money a run
+spends never passes the limit, even with calls in flight (a call the server sends no usage for stays at
+its bound: a local count is only an estimate of what the server bills). A stopped run stores everything
+finished, writes no results folder, and ends with `LimitReached` (exit 3), saying what was done and what
+is left.
 
 With `--num-processes P` each rank gets its share of the limits (`Meter.for_rank`), so the run as a whole stays
 within them.
@@ -19,8 +21,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gacc_hf.cost.costing import lookup_names
 from gacc_hf.cost.prices import Price, Prices
-from gacc_hf.tokenizer import get_codec
+from gacc_hf.cost.usage import completion_limit, usage_problem
 
 
 class LimitReached(RuntimeError):
@@ -53,42 +56,20 @@ class SpendingLimits:
         return self.max_calls is not None or self.max_cost is not None
 
 
-def method_names(method: Any) -> list[str | None]:
-    """The names a method's price is looked up by: its spec as given, its name, its served model."""
-    model = getattr(getattr(method.fn, "settings", None), "model", None)
-    return [method.spec, method.name, model if isinstance(model, str) else None]
-
-
 def prompt_tokens(fn: Any, item: Any) -> int:
-    """The prompt tokens one call of `fn` on `item` sends: the method's own count where it offers one, else
-    cl100k over the chat messages it would send, else 0 (a rule method sends no prompt)."""
+    """The prompt tokens one call of `fn` on `item` sends: the method's own count (model methods offer
+    `prompt_tokens`), else 0 (a rule method sends no prompt)."""
     counter = getattr(fn, "prompt_tokens", None)
-    if callable(counter):
-        return int(counter(item))
-    messages = getattr(fn, "messages", None)
-    if callable(messages):
-        return sum(len(get_codec().encode(m["content"])) for m in messages(item))
-    return 0
-
-
-def completion_bound(fn: Any, item: Any) -> int:
-    """The most tokens one call of `fn` on `item` may generate (0 when the method says nothing)."""
-    bound = getattr(fn, "max_tokens", None)
-    if callable(bound):
-        return int(bound(item))
-    new = getattr(fn, "max_new_tokens", None)
-    return int(new) if isinstance(new, int) and not isinstance(new, bool) else 0
+    return int(counter(item)) if callable(counter) else 0
 
 
 def value_usage(value: Any) -> tuple[int, int] | None:
-    """(prompt, completion) tokens a finished value records in its `usage`, or None."""
-    usage = value.get("usage") if isinstance(value, Mapping) else None
-    if not isinstance(usage, Mapping):
+    """(prompt, completion) tokens a finished value records as its server's `usage`, or None: tokens counted
+    here are an estimate of what the server bills, so a call counted that way keeps its bound."""
+    found = value.get("usage") if isinstance(value, Mapping) else None
+    if found is None or usage_problem(found) is not None or found["source"] != "server":
         return None
-    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
-    if all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in (prompt, completion)):
-        return prompt, completion
-    return None
+    return found["prompt_tokens"], found["completion_tokens"]
 
 
 @dataclass
@@ -124,7 +105,7 @@ class Meter:
     def price(self, method: Any) -> Price | None:
         if method.spec not in self._prices:
             prices = self.limits.prices
-            self._prices[method.spec] = None if prices is None else prices.find(method_names(method))
+            self._prices[method.spec] = None if prices is None else prices.find(lookup_names(method.spec, method.name))
         return self._prices[method.spec]
 
     def bound(self, method: Any, item: Any) -> float:
@@ -132,7 +113,7 @@ class Meter:
         price = self.price(method)
         if price is None:
             return 0.0
-        return price.cost(prompt_tokens(method.fn, item), completion_bound(method.fn, item))
+        return price.cost(prompt_tokens(method.fn, item), completion_limit(method.fn, item))
 
     def admit(self, method: Any, key: str, item: Any) -> bool:
         """Count one call on `item` (cache key `key`) if the limits allow it; False (and nothing counted)

@@ -38,6 +38,7 @@ from gacc_hf.hub.space import check_space_id, space_plan
 from gacc_hf.results.folder import read_folder, verify_folder
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
+from gacc_hf.results.usage_report import money, usage_line
 from gacc_hf.run.config import partial_run
 from gacc_hf.scoring.by_language import card_languages
 from gacc_hf.scoring.compare import CompareError, methods
@@ -191,6 +192,10 @@ def template_values(
         "seed": p.get("seed"),
         "integrity": p["integrity"],
         "details_repo_id": details_repo_id,
+        "usage": usage_line(p.get("usage"), p.get("cost")),
+        "cost_cells": [c for c in (p.get("cost") or {}).get("cells", []) if c["compressor"] == compressor],
+        "currency": (p.get("cost") or {}).get("currency", ""),
+        "money": money,
         "citation": citation(),
     }
 

@@ -128,6 +128,22 @@ class _ChatMethod:
         )
         self.revision = f"{self.role}-pipeline-v1@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
+    def chat_of(self, item: Any) -> list[dict[str, str]]:
+        """The chat messages of one call on `item`."""
+        raise NotImplementedError
+
+    @property
+    def token_counter(self) -> str:
+        """Prompts and outputs are counted with this model's own tokenizer (and chat template)."""
+        return f"{self.name} tokenizer"
+
+    def prompt_tokens(self, item: Any) -> int:
+        """The prompt tokens one call on `item` feeds the model: its chat template, tokenized (no call)."""
+        return len(self._prompt_ids(self.chat_of(item)))
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.lm.tokenizer(text, add_special_tokens=False)["input_ids"])
+
     def _prompt_ids(self, chat: list[dict[str, str]]) -> list[int]:
         """The token ids the pipeline feeds the model for one chat (template with the generation prompt)."""
         return self.lm.tokenizer.apply_chat_template(chat, add_generation_prompt=True, return_dict=True)["input_ids"]
@@ -196,8 +212,11 @@ class PipelineCompressor(_ChatMethod):
     def __call__(self, item: CompressorInput) -> str:
         return self.batch([item])[0]
 
+    def chat_of(self, item: CompressorInput) -> list[dict[str, str]]:
+        return _chat("compressor", context=item.context, goal=item.goal)
+
     def batch(self, items: Sequence[CompressorInput]) -> list[str]:
-        chats = [_chat("compressor", context=i.context, goal=i.goal) for i in items]
+        chats = [self.chat_of(i) for i in items]
         return self._generate(chats, [self.max_new_tokens(i) for i in items])
 
 
@@ -266,6 +285,9 @@ class PipelineReader(_ChatMethod):
         if isinstance(answer, Exception):
             raise answer
         return answer
+
+    def chat_of(self, item: ReaderInput) -> list[dict[str, str]]:
+        return _chat("reader", memory=item.memory, question=item.question)
 
     def batch(self, items: Sequence[ReaderInput]) -> list[str | Exception]:
         """One answer per item, or a ValueError for an item whose prompt overflows the context window."""
@@ -364,10 +386,11 @@ class PipelineJudge(_ChatMethod):
     def __call__(self, item: JudgeInput) -> bool:
         return self.batch([item])[0]
 
+    def chat_of(self, item: JudgeInput) -> list[dict[str, str]]:
+        return _chat("judge", question=item.question, references=" | ".join(item.references), answer=item.answer)
+
     def batch(self, items: Sequence[JudgeInput]) -> list[bool]:
-        chats = [
-            _chat("judge", question=i.question, references=" | ".join(i.references), answer=i.answer) for i in items
-        ]
+        chats = [self.chat_of(i) for i in items]
         return [parse_verdict(reply) for reply in self._generate(chats, [self.max_new_tokens] * len(items))]
 
 

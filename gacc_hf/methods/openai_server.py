@@ -46,6 +46,7 @@ from urllib.parse import parse_qsl
 import httpx
 
 from gacc_hf.methods.replicas import SEPARATOR, Replica, ReplicaSet, split_urls
+from gacc_hf.methods.served_usage import MeteredCalls, ServedUsage
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.redaction import mask_options, redact, register
 from gacc_hf.run.limits import MAX_RESPONSE_BYTES
@@ -218,6 +219,10 @@ class Client:
 
     def chat(self, messages: list[dict[str, str]], max_tokens: int) -> str:
         """The text of one chat completion."""
+        return self.complete(messages, max_tokens)[0]
+
+    def complete(self, messages: list[dict[str, str]], max_tokens: int) -> tuple[str, Any]:
+        """The text of one chat completion and the answer's `usage` as sent (None when absent)."""
         s = self.settings
         body: dict[str, Any] = {
             "model": s.model,
@@ -237,7 +242,7 @@ class Client:
             raise ServerError(f"chat/completions answer has {shown} content, not text: {answer!r:.200}")
         if self._key and self._key in content:  # a server echoing the Authorization header: never store it
             raise ServerError("chat/completions answer holds the API key the client sent; the answer is not stored")
-        return content
+        return content, answer.get("usage")
 
 
 @dataclass(frozen=True)
@@ -293,7 +298,7 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()[:16]
 
 
-class _ServedMethod:
+class _ServedMethod(MeteredCalls):
     """One role on a server: builds the messages, calls, parses; `batch` runs `concurrency` calls at once."""
 
     role = ""
@@ -306,6 +311,7 @@ class _ServedMethod:
         self.server_identity = self.client.identity()
         s = settings
         self.name = f"openai:{s.model}"
+        self._meter = ServedUsage(f"{self.role} {self.name!r}")
         self.revision = (
             f"openai-{self.role}-{self.prompt_version};model={s.model};server={_digest(self.server_identity)};"
             f"temperature={s.temperature};seed={s.seed};max_tokens={s.max_tokens}"
@@ -327,7 +333,7 @@ class _ServedMethod:
         return self.settings.max_tokens or self.default_max_tokens
 
     def __call__(self, item: Any) -> Any:
-        return self.parse(self.client.chat(self.messages(item), self.max_tokens(item)))
+        return self.metered(item).output
 
     def batch(self, items: Sequence[Any]) -> list[Any]:
         """Outputs in input order; an item whose call failed gets its exception instead (see the runner)."""

@@ -16,6 +16,7 @@ model is converted or loaded, so a typo fails at once and names the option.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -23,8 +24,11 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass, fields
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -46,6 +50,7 @@ DTYPES = ("float32", "bfloat16", "float16")
 
 _CAUSAL: dict[tuple[Path, str, str], CausalLM] = {}
 _ENCODERS: dict[tuple[Path, str], SentenceEncoder] = {}
+_TOKENIZER_ONLY: ContextVar[bool] = ContextVar("gacc_tokenizer_only", default=False)
 
 
 class ModelLoadError(ValueError):
@@ -308,6 +313,17 @@ class CausalLM:
         return self.ref.identity
 
 
+@contextlib.contextmanager
+def tokenizer_only() -> Iterator[None]:
+    """Within it `load_causal_lm` loads a model's tokenizer and config, never its weights: enough for a
+    method's revision and to count its prompts (`gacc run --dry-run`), not to generate."""
+    token = _TOKENIZER_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _TOKENIZER_ONLY.reset(token)
+
+
 def load_causal_lm(spec: str, options: ModelOptions | None = None) -> CausalLM:
     """The text-generation pipeline for a chat model, loaded once per process, folder, device and dtype.
 
@@ -322,7 +338,7 @@ def load_causal_lm(spec: str, options: ModelOptions | None = None) -> CausalLM:
     if key in _CAUSAL:
         return _CAUSAL[key]
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer, pipeline
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer, GenerationConfig, pipeline
 
     tokenizer = AutoTokenizer.from_pretrained(ref.path)
     if not getattr(tokenizer, "chat_template", None):
@@ -333,6 +349,10 @@ def load_causal_lm(spec: str, options: ModelOptions | None = None) -> CausalLM:
     tokenizer.padding_side = "left"  # decoder-only batches pad on the left
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
+    if _TOKENIZER_ONLY.get():  # a dry run: the tokenizer and config, no weights, nothing kept
+        config = AutoConfig.from_pretrained(ref.path)
+        shell = SimpleNamespace(config=config, generation_config=GenerationConfig.from_model_config(config))
+        return CausalLM(ref, None, tokenizer, shell)
     model = AutoModelForCausalLM.from_pretrained(ref.path, dtype=getattr(torch, options.dtype)).to(device)
     model.eval()
     pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, device=torch.device(device))

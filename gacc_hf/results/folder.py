@@ -1,8 +1,9 @@
 """A run's results folder as a whole: write it, read it back, verify it, rebuild its report.
 
 `write_results` writes a fresh run, whole folder at once (`gacc_hf.results.atomic`); `read_folder` reads
-schema 1 to 3 (`gacc_hf.results.layout`): schema 1 (ledger and answers embedded in `results.json`) is still
-read, answers of schema 1 and 2 get their `outcome` from their verdict and evidence flag, and rows written
+schema 1 to 4 (`gacc_hf.results.layout`): schema 1 (ledger and answers embedded in `results.json`) is still
+read, answers of schema 1 and 2 get their `outcome` from their verdict and evidence flag, a folder written
+before schema 4 reads with `usage` None (not recorded: its tokens are unknown), and rows written
 before another column existed read without it; anything else is refused with a message naming the file. The
 recorded sha256 of each parquet file ties the files of a folder together. `verify_folder` runs every check a
 folder can be given without a model (file checksums, every figure re-derived from `answers.parquet`), and
@@ -79,7 +80,7 @@ def write_folder(
 
 
 def read_folder(run_dir: str | Path) -> RunResults:
-    """Read a results folder of schema 1 or 2; raise ResultsError naming the file at fault.
+    """Read a results folder of schema 1 to 4; raise ResultsError naming the file at fault.
 
     A folder caught between the two renames of a replace is read from its aside copy (the previous run).
     """
@@ -90,9 +91,11 @@ def read_folder(run_dir: str | Path) -> RunResults:
         raise ResultsError(f"{root}: not a results folder (no such directory)")
     payload = _read_json(root / RESULTS_FILE)
     version = payload.get("schema_version")
+    if isinstance(version, int) and version < 4:
+        payload.setdefault("usage", None)  # not recorded before schema 4
     if version == 1:
         return _with_outcomes(_from_schema_1(root / RESULTS_FILE, payload))
-    if version not in (2, SCHEMA_VERSION):
+    if version not in (2, 3, SCHEMA_VERSION):
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise ResultsError(
                 f"{root / RESULTS_FILE}: schema_version {version} was written by a newer gacc-hf; "
@@ -104,7 +107,7 @@ def read_folder(run_dir: str | Path) -> RunResults:
     _require(root / RESULTS_FILE, payload, ("config", "scores", "integrity", "calls", "tokenizer", "files"))
     tables = {key: _read_table(root, key, payload["files"]) for key in TABLES}
     run = RunResults(payload, tables["answers"], tables["memories"])
-    return run if version == SCHEMA_VERSION else _with_outcomes(run)
+    return run if version in (3, SCHEMA_VERSION) else _with_outcomes(run)
 
 
 def _with_outcomes(run: RunResults) -> RunResults:

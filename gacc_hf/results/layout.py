@@ -1,10 +1,11 @@
-"""The results folder format (schema 3): file names, column types, the in-memory `RunResults`, canonical bytes.
+"""The results folder format (schema 4): file names, column types, the in-memory `RunResults`, canonical bytes.
 
 Layout:
 
     results.json       config (with the data identity and each method's spec), the command line, seed,
-                       versions, git revision, tokenizer identity, integrity, exposures, calls, scores with
-                       CIs, errors, and the row count + sha256 of each parquet file
+                       versions, git revision, tokenizer identity, integrity, exposures, calls, usage (tokens
+                       per role, method and cell; schema 4) and, with prices, cost, scores with CIs, errors,
+                       and the row count + sha256 of each parquet file
     answers.parquet    one row per question per (compressor, condition, ratio): ids, the question text, the
                        gold references (`references`), memory hash, answer, verdict, outcome
                        (`gacc_hf.scoring.outcomes`; schema 3, filled in when a schema 2 folder is read)
@@ -24,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 RESULTS_FILE = "results.json"

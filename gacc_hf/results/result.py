@@ -76,6 +76,8 @@ class BenchmarkResult:
     method_seconds: dict[str, dict[str, float]] = field(default_factory=dict)  # the same per role and method name
     generated_tokens: dict[str, int] = field(default_factory=dict)  # cl100k tokens of this run's outputs
     scores_by_language: list[dict[str, Any]] = field(default_factory=list)  # the score rows of each language
+    usage: dict[str, Any] = field(default_factory=dict)  # tokens per role, method and cell (`gacc_hf.cost`)
+    prices: dict[str, Any] | None = None  # the prices of the run's methods, when a prices file was given
 
     def to_pandas(self, table: Table = "scores") -> pd.DataFrame:
         """One table of the run as a DataFrame: `scores` (one row per compressor, condition and ratio),
@@ -103,12 +105,23 @@ class BenchmarkResult:
             "seconds": self.seconds,
             "method_seconds": self.method_seconds,
             "generated_tokens": self.generated_tokens,
+            "usage": self.usage,
+            "prices": self.prices,
+            "cost": self.cost(),
             "scores": self.scores,
             "scores_by_language": self.scores_by_language,
             "gaps": condition_gaps(self.answers, n_boot, seed),
             **reading_figures(self.answers, n_boot, seed),
             "errors": self.errors,
         }
+
+    def cost(self) -> dict[str, Any] | None:
+        """The run's cost per role, method and cell (`gacc_hf.cost.costing`); None without prices."""
+        from gacc_hf.cost.costing import cost_document
+
+        if self.prices is None or not self.usage:
+            return None
+        return cost_document(self.usage, self.prices, self.config["reader"]["name"], self.config["judge"]["name"])
 
     def save(self, folder: str | Path, command: Sequence[str] | None = None) -> Path:
         """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,

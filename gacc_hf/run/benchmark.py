@@ -16,7 +16,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gacc_hf.budget import PROTOCOL_VERSION, RatioLike, exact_ratio
+from gacc_hf.cost.cells import cell_usage
+from gacc_hf.cost.costing import price_methods
 from gacc_hf.cost.limits import Meter, SpendingLimits
+from gacc_hf.cost.prices import Prices
+from gacc_hf.cost.usage import meters, token_counter
 from gacc_hf.data.fingerprint import fingerprint
 from gacc_hf.data.loading import from_memory, load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
@@ -104,6 +108,15 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+def load_rows(dataset: Any, columns: Mapping[str, str] | None, data_spec: str | None) -> Any:
+    """The rows of `dataset`: a data spec (sample, file, folder, saved dataset, Hub id) is loaded here, rows
+    in another layout are mapped; rows a caller loaded from `data_spec` were mapped then (`columns` is only
+    recorded)."""
+    if isinstance(dataset, str | os.PathLike):
+        return load_any(dataset, columns=columns)
+    return from_memory(dataset, columns if data_spec is None else None)
+
+
 @fewer_collections()
 def run_benchmark(
     dataset: Any,
@@ -125,30 +138,29 @@ def run_benchmark(
     limit: int | float | None = None,
     columns: Mapping[str, str] | None = None,
     limits: SpendingLimits | None = None,
+    prices: Prices | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
     The defaults are the main preset's (`gacc_hf.run.presets`), so `run_benchmark(ds)` is the experiment
-    `gacc run` runs; no cache unless `cache_dir` is given.
+    `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage.
 
-    `compressor` may be one method or a list; each method is a callable or a registered name.
-    `ratios` may be one number. Validation of the data, ratios, conditions and methods happens before any
-    model call. `shard` picks the groups this process computes (see `gacc_hf.run.distributed`); the plan
-    (cross-goal pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole
-    run. `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is
-    recorded by itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset
-    is validated: a quick, partial run, recorded as such and refused by publishing. `columns` maps schema
-    names to the data's own (`gacc_hf.data.columns`) for a spec and for an in-memory dataset alike (one row
-    per question is grouped by goal_id), unless `data_spec` says the caller loaded the rows; it is recorded.
+    `compressor` may be one method or a list; each method is a callable or a registered name. `ratios` may
+    be one number. Data, ratios, conditions, methods and prices are validated before any model call.
+    `shard` picks the groups this process computes (see `gacc_hf.run.distributed`); the plan (cross-goal
+    pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole run.
+    `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is recorded by
+    itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset is validated:
+    a quick, partial run, recorded as such and refused by publishing. `columns` maps schema names to the
+    data's own (`gacc_hf.data.columns`) for a spec and for an in-memory dataset alike (one row per question
+    is grouped by goal_id), unless `data_spec` says the caller loaded the rows; it is recorded.
     `limits` stop the run before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share).
     """
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
-    if isinstance(dataset, str | os.PathLike):
-        loaded = load_any(dataset, columns=columns)
-    else:  # rows a caller loaded from `data_spec` were mapped then (`columns` only recorded), or other rows
-        loaded = from_memory(dataset, columns if data_spec is None else None)
+    loaded = load_rows(dataset, columns, data_spec)
     setup = _validate(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
+    priced = None if prices is None else price_methods(run_methods(setup), prices)
     codec = get_codec()
     assigner = _pair_goals(setup, seed)
     work = setup.groups if shard is None else shard(setup.groups)
@@ -165,7 +177,8 @@ def run_benchmark(
         fill_ledger(plan, memories, evidence)
         exposures = exposure_rows(plan.ledger, [m.exposed for m in matched])
         violations = budget_violations(plan.ledger, memories, codec)
-        answers = read_and_judge(work, plan.ledger, memories, evidence, setup.reader, setup.judge, ex)
+        kept: dict[str, Any] = {}
+        answers = read_and_judge(work, plan.ledger, memories, evidence, setup.reader, setup.judge, ex, kept)
     finally:
         cache.close()
     scores = score_answers(answers, n_bootstrap, seed)
@@ -183,6 +196,8 @@ def run_benchmark(
         seconds={role: round(s, 3) for role, s in ex.seconds.items()},
         method_seconds={role: {name: round(s, 3) for name, s in m.items()} for role, m in ex.method_seconds.items()},
         generated_tokens=dict(ex.generated_tokens),
+        usage=_usage(ex, setup, plan.ledger, memories, answers, kept),
+        prices=priced,
     )
 
 
@@ -192,6 +207,32 @@ def _meter(limits: SpendingLimits | None, shard: Any) -> Meter | None:
         return None
     topology = getattr(shard, "topology", None)
     return Meter.for_rank(limits, topology.rank, topology.world_size) if topology else Meter.for_rank(limits)
+
+
+def run_methods(setup: _Setup) -> list[tuple[str, str, str]]:
+    """(role, spec, name) of every method of a run, compressors first."""
+    return [(m.role, m.spec, m.name) for m in (*setup.compressors, setup.reader, setup.judge)]
+
+
+def _usage(
+    ex: Executor,
+    setup: _Setup,
+    ledger: list[dict[str, Any]],
+    memories: dict[str, dict[str, Any]],
+    answers: list[dict[str, Any]],
+    kept: dict[str, Any],
+) -> dict[str, Any]:
+    """The run's `usage`: per role and method (`gacc_hf.cost.tally`), per cell, and each method's counter."""
+    return {**ex.usage.document(), "cells": cell_usage(ledger, memories, answers, kept), "counters": _counters(setup)}
+
+
+def _counters(setup: _Setup) -> dict[str, dict[str, str]]:
+    """Per role and model method, the tokenizer its usage is counted with where the server does not say."""
+    out: dict[str, dict[str, str]] = {}
+    for m in (*setup.compressors, setup.reader, setup.judge):
+        if meters(m.fn):
+            out.setdefault(m.role, {})[m.name] = token_counter(m.fn)
+    return out
 
 
 @dataclass(frozen=True)

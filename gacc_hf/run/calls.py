@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from gacc_hf.cost.limits import Meter
+from gacc_hf.cost.tally import UsageTally
+from gacc_hf.cost.usage import fill_usage, with_usage
 from gacc_hf.methods.registry import resolve
 from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, revision_of
@@ -122,6 +124,7 @@ class Executor:
         self.generated_tokens = dict.fromkeys(ROLES, 0)  # cl100k tokens of the outputs this run produced
         self.errors: list[dict[str, Any]] = []
         self.fresh: set[str] = set()  # keys computed (or attempted) by this run
+        self.usage = UsageTally()  # tokens per role and method: of the values used, of the calls sent
 
     def run(
         self, method: Method, kind: str, tasks: list[Task] | Planned, finish: Callable[[Any, Any], Any]
@@ -129,12 +132,15 @@ class Executor:
         """Values for all task keys: cached ones read, missing ones computed and stored as they finish.
 
         A key whose call failed under `on_error="record"` maps to an `{"error": ...}` dict (not stored).
-        Tasks given as `Planned` are built only for the keys the cache does not hold.
+        Tasks given as `Planned` are built only for the keys the cache does not hold. Values of model
+        methods carry their call's usage (`gacc_hf.cost.usage`), counted into `usage`.
         """
+        finish = with_usage(method.fn, finish)
         if concurrency_of(method.fn) is not None:
-            return RollingRun(self, [Stage(method, kind, finish)]).run(tasks)[0]
+            return self._tallied(method, RollingRun(self, [Stage(method, kind, finish)]).run(tasks)[0])
         plan = planned(tasks)
         values = self.cache.get_many(kind, plan.keys)
+        fill_usage(method.fn, values, plan.task)
         todo = [plan.task(key) for key in plan.keys if key not in values]
         self.fresh.update(t.key for t in todo)
         progress = RoleProgress(method.role, method.name, len(todo), self.progress)
@@ -166,6 +172,10 @@ class Executor:
         progress.close(tokens)
         if stopped:
             raise self.meter.stop()  # type: ignore[union-attr]
+        return self._tallied(method, values)
+
+    def _tallied(self, method: Method, values: dict[str, Any]) -> dict[str, Any]:
+        self.usage.add(method.role, method.name, values, self.fresh)
         return values
 
     def _admitted(self, method: Method, chunk: list[Task]) -> int:
@@ -185,7 +195,9 @@ class Executor:
         values in batches, each key once, and returns the second stage's tasks for them.
         """
         if concurrency_of(first.method.fn) is not None and concurrency_of(second.method.fn) is not None:
-            return RollingRun(self, [first, second]).run(tasks, follow)
+            stages = [Stage(s.method, s.kind, with_usage(s.method.fn, s.finish)) for s in (first, second)]
+            values = RollingRun(self, stages).run(tasks, follow)
+            return [self._tallied(s.method, v) for s, v in zip(stages, values, strict=True)]
         values = self.run(first.method, first.kind, tasks, first.finish)
         return [values, self.run(second.method, second.kind, follow(values), second.finish)]
 

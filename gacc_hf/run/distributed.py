@@ -23,6 +23,8 @@ from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Any
 
+from gacc_hf.cost.cells import merge_cells
+from gacc_hf.cost.tally import merge_usage
 from gacc_hf.data.schema import Group
 from gacc_hf.progress import show_rank
 from gacc_hf.results.result import BenchmarkResult
@@ -112,6 +114,12 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
         seconds={role: round(sum(p.seconds.get(role, 0.0) for p in parts), 3) for role in first.seconds},
         method_seconds=_merge_method_seconds(parts),
         generated_tokens={role: sum(p.generated_tokens.get(role, 0) for p in parts) for role in first.generated_tokens},
+        usage={
+            **merge_usage(p.usage for p in parts),
+            "cells": merge_cells(p.usage.get("cells", []) for p in parts),
+            "counters": first.usage.get("counters", {}),
+        },
+        prices=first.prices,
     )
 
 

@@ -51,10 +51,13 @@ def read_and_judge(
     read: Method,
     judged: Method,
     ex: Executor,
+    kept: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per (ledger row, question): answer, verdict, evidence and the texts they came from.
 
-    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.cache.matches`)."""
+    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.cache.matches`). `kept`,
+    when given, receives each row's answer and verdict keys and the values by key (what the cost of a
+    cell is attributed from, `gacc_hf.cost.cells`)."""
     by_goal = {g.goal_id: g for g in groups}
     questions = {g.goal_id: _questions(g) for g in groups}
     keys, asked, read_tasks = _answer_keys(ledger, memories, questions, read)
@@ -63,6 +66,8 @@ def read_and_judge(
     answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
     verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
     answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
+    if kept is not None:
+        kept.update(answer_keys=keys, verdict_keys=verdict_keys, answers=answers, verdicts=verdicts)
     return _rows(ledger, memories, evidence, by_goal, (keys, verdict_keys, answers, verdicts))
 
 

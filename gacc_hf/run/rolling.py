@@ -23,6 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from gacc_hf.cost.usage import call_of, fill_usage
 from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS
 from gacc_hf.run.tasks import Follow, Planned, Stage, Tally, Task, concurrency_of, planned
@@ -92,6 +93,7 @@ class RollingRun:
         new = [key for key in plan.keys if key not in lane.known]
         lane.known.update(new)
         cached = self.ex.cache.get_many(lane.stage.kind, new)
+        fill_usage(lane.stage.method.fn, cached, plan.task)
         lane.values.update(cached)
         todo = [plan.task(key) for key in new if key not in cached]
         if not todo:
@@ -105,7 +107,7 @@ class RollingRun:
 
     def _release(self, lane: _Lane) -> None:
         """Start the lane's waiting calls, as many as the spending limits let this run make."""
-        fn, meter = lane.stage.method.fn, self.ex.meter
+        fn, meter = call_of(lane.stage.method.fn), self.ex.meter  # served: output with usage
         while lane.waiting:
             task = lane.waiting[0]
             if meter is not None and not meter.admit(lane.stage.method, task.key, task.item):

@@ -74,7 +74,8 @@ def test_cost_counts_a_call_at_its_bound_until_its_usage_is_known() -> None:
     assert not meter.admit(METHOD, "c", "q")  # 40 + 20 = 60 > 50
     meter.settle(METHOD, "a", _usage(10, 1))  # a cost 10 + 2 = 12: 40 - 20 + 12 = 32
     assert meter.cost == 32 and not meter.admit(METHOD, "c", "q")  # 32 + 20 = 52 > 50
-    meter.settle(METHOD, "b", {"answer": "x"})  # no usage: b stays at its bound
+    local = {"answer": "x", "usage": {"prompt_tokens": 10, "completion_tokens": 0, "source": "local"}}
+    meter.settle(METHOD, "b", local)  # counted here, not by the server: an estimate, so b stays at its bound
     assert meter.cost == 32
     meter.settle(METHOD, "b", _usage(10, 0))  # settled already: nothing changes
     assert meter.cost == 32 and meter.calls == 2

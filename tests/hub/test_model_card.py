@@ -463,3 +463,18 @@ def test_the_card_names_its_data_once_and_rounds_the_ci_bounds(run_dir, capsys):
         m = metric.removeprefix("gacc_")
         assert (low, high) == (round(stored[f"{m}_ci_low"], 4), round(stored[f"{m}_ci_high"], 4))
         assert len(repr(low).split(".")[-1]) <= 4 and len(repr(high).split(".")[-1]) <= 4
+
+
+def test_the_card_states_the_runs_usage_and_with_prices_each_cells_cost(tmp_path, run_dir, capsys):
+    from gacc_hf.cost.prices import parse_prices
+
+    assert _dry_run(run_dir) == 0
+    unpriced = capsys.readouterr().out
+    assert "Whole run usage (prompt+completion tokens): compressor 0+0, reader 0+0, judge 0+0" in unpriced
+    assert "break-even questions per memory" not in unpriced
+    prices = parse_prices({"currency": "USD", "prices": {"goal-lines": {"prompt": 1, "completion": 1}}})
+    real_run(tmp_path / "run", tmp_path / "cache", conditions=("own", "none", "full"), prices=prices)
+    assert _dry_run(tmp_path / "run") == 0
+    card = capsys.readouterr().out
+    # rules send no prompt: every cell costs 0, and reading a memory never undercuts reading the source
+    assert "| own | 0.1 | 0 USD | 0 USD | never |" in card and "cost 0 USD" in card

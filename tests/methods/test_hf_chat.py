@@ -246,3 +246,19 @@ def test_real_smollm2_prefix_cached_answers_equal_the_plain_path_on_whole_source
     plain.prefix_cache = False
     assert cached.revision == plain.revision
     assert cached.batch(items) == plain.batch(items)
+
+
+@pytest.mark.parametrize(
+    ("memory", "question"), [("The code is 47.", "What is the code?"), ("代码是四十七。", "代码是多少？")]
+)
+def test_prompt_tokens_are_the_chat_templates_tokens_counted_without_a_call(tiny, memory, question):
+    from transformers import AutoTokenizer
+
+    reader = build("reader", str(tiny))
+    item = ReaderInput(memory, question)
+    tokenizer = AutoTokenizer.from_pretrained(tiny)
+    chat = tokenizer.apply_chat_template(reader.chat_of(item), add_generation_prompt=True, tokenize=True)
+    ids = chat["input_ids"] if isinstance(chat, dict) or hasattr(chat, "keys") else chat
+    assert reader.prompt_tokens(item) == len(ids)
+    assert reader.count_tokens(memory) == len(tokenizer(memory, add_special_tokens=False)["input_ids"])
+    assert reader.token_counter == f"{reader.name} tokenizer"

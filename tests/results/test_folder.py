@@ -30,7 +30,7 @@ def test_round_trip_gives_back_the_rows_of_the_run(run):
     assert back.answers == result.answers
     assert back.memories == result.memories
     assert back.scores == result.scores
-    assert back.payload["schema_version"] == SCHEMA_VERSION == 3
+    assert back.payload["schema_version"] == SCHEMA_VERSION == 4
 
 
 def test_results_json_holds_no_rows_and_records_the_parquet_files(run):
@@ -408,7 +408,7 @@ def test_gacc_report_upgrades_a_schema_2_folder_to_outcomes_and_reading_aids(nam
     memories = read_folder(folder).memories
     assert main(["report", str(folder)]) == 0
     doc = json.loads((folder / "results.json").read_text())
-    assert doc["schema_version"] == SCHEMA_VERSION == 3 and doc["outcomes"]
+    assert doc["schema_version"] == SCHEMA_VERSION == 4 and doc["outcomes"]
     assert (folder / "config.yaml").read_bytes() == (old / "config.yaml").read_bytes()
     after = pq.read_table(folder / "answers.parquet").to_pylist()
     expected = {(True, True): "right", (True, False): "guessed", (False, True): "missed", (False, False): "lost"}

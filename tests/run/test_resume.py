@@ -68,10 +68,12 @@ def _results(cwd: Path) -> RunResults:
 
 
 def _comparable(run: RunResults) -> dict:
-    """A results folder without what legitimately differs after a resume: call counts, time, tokens and cache hits
-    (and so the checksum of the ledger file, which records the hits), and the commit of the code."""
+    """A results folder without what legitimately differs after a resume: call counts, time, tokens (the usage
+    of each run's own calls among them) and cache hits (and so the checksum of the ledger file, which records
+    the hits), and the commit of the code."""
     volatile = ("calls", "files", "git_revision", "seconds", "method_seconds", "generated_tokens")
     payload = {k: v for k, v in run.payload.items() if k not in volatile}
+    payload["usage"] = {k: v for k, v in payload["usage"].items() if k != "sent"}  # this run's own calls
     payload["config"] = {k: v for k, v in payload["config"].items() if k not in ("started_at", "finished_at")}
     memories = [{k: v for k, v in row.items() if k != "cached"} for row in run.memories]
     return {"payload": payload, "answers": run.answers, "memories": memories}

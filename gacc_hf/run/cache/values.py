@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gacc_hf.cost.usage import usage_problem
+
 # The field every stored value of a kind carries, and its type; `count` values are plain integers.
 _VALUE_FIELDS: dict[str, tuple[str, type]] = {
     "memory": ("memory", str),
@@ -54,6 +56,8 @@ def value_problem(kind: str, value: Any) -> str | None:
     name, kind_type = _VALUE_FIELDS[kind]
     if not isinstance(value, dict) or type(value.get(name)) is not kind_type:
         return f"{kind} value needs a {kind_type.__name__} {name!r}, got {value!r:.80}"
+    if "usage" in value and (problem := usage_problem(value["usage"])):
+        return problem
     if kind == "memory":
         for field, field_type in _MEMORY_LEDGER.items():
             if field in value and type(value[field]) is not field_type:
@@ -84,8 +88,8 @@ def _matches_problem(value: Any) -> str | None:
 
 def usual_shape(kind: str) -> Callable[[Any], bool] | None:
     """A test that a parsed value has its kind's usual shape, so that `value_problem` has nothing to say:
-    an answer or verdict that is exactly `{field: value}`, a `matches` value that exposes nothing. None for
-    the other kinds, which `_parse` checks in full."""
+    an answer or verdict that is exactly `{field: value}` (with a sound `usage` where a model made it), a
+    `matches` value that exposes nothing. None for the other kinds, which `_parse` checks in full."""
     if kind == "matches":
         return lambda value: (
             type(value) is dict
@@ -97,4 +101,8 @@ def usual_shape(kind: str) -> Callable[[Any], bool] | None:
     if kind not in ("answer", "verdict"):
         return None
     name, kind_type = _VALUE_FIELDS[kind]
-    return lambda value: type(value) is dict and len(value) == 1 and type(value.get(name)) is kind_type
+    return lambda value: (
+        type(value) is dict
+        and type(value.get(name)) is kind_type
+        and (len(value) == 1 or (len(value) == 2 and usage_problem(value.get("usage")) is None))
+    )

@@ -1,0 +1,90 @@
+"""`gacc run --dry-run`: a table or one JSON document, exit 0, nothing written; no model weights loaded;
+bad prices refused as a real run refuses them; the answer to spending limits when they are given."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from gacc_hf import errors
+from gacc_hf.cli.dry_run import limits_answer, plan_text
+from gacc_hf.run.dry_run import Need, RunPlan
+from tests.helpers.cli import outcome, run_args
+from tests.helpers.usage_server import usage_server
+
+
+def test_the_json_plan_is_one_document_and_nothing_is_written(tmp_path: Path, capsys) -> None:
+    code, out, _ = outcome(run_args(tmp_path, "--dry-run", "--format", "json"), capsys)
+    assert code == errors.OK
+    plan = json.loads(out)
+    # 2 contexts, one goal each, at one ratio under `own`: 2 memories; 2 questions per goal
+    assert [(n["role"], n["calls"], n["to_call"]) for n in plan["needs"]] == [
+        ("compressor", 2, 2),
+        ("reader", 4, 4),
+        ("judge", 4, 4),
+    ]
+    assert plan["limits"] is None and plan["cost_bound"] is None
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
+
+
+def test_the_text_plan_after_a_run_is_exact_and_all_cached(tmp_path: Path, capsys) -> None:
+    assert outcome(run_args(tmp_path), capsys)[0] == errors.OK
+    code, out, _ = outcome(run_args(tmp_path, "--dry-run"), capsys)
+    assert code == errors.OK and "bound" not in out and out.rstrip().endswith("calls to make: 0")
+    assert "reader      fields    4      4       0" in out
+
+
+def test_a_dry_run_with_a_served_method_missing_from_the_prices_is_refused(tmp_path: Path, capsys) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("prices:\n  truncate: {prompt: 0, completion: 0}\n", encoding="utf-8")
+    with usage_server() as server:
+        reader = f"openai:echo@{server.url}"
+        code, out, err = outcome(run_args(tmp_path, "--reader", reader, "--prices", str(prices), "--dry-run"), capsys)
+        assert server.chats == 0
+    assert code == errors.BAD_INPUT and out == "" and len(err.strip().splitlines()) == 1
+    assert "no price for the reader 'openai:echo'" in err
+
+
+def test_a_priced_dry_run_shows_the_cost_bound(tmp_path: Path, capsys) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("currency: USD\nprices:\n  echo: {prompt: 1000000, completion: 2000000}\n", encoding="utf-8")
+    with usage_server() as server:
+        reader = f"openai:echo@{server.url}?max_tokens=5"
+        argv = run_args(tmp_path, "--reader", reader, "--prices", str(prices), "--dry-run", "--format", "json")
+        code, out, _ = outcome(argv, capsys)
+        assert server.chats == 0
+    need = next(n for n in json.loads(out)["needs"] if n["role"] == "reader")
+    assert code == errors.OK and need["completion_bound"] == 4 * 5  # 4 questions, at most 5 tokens each
+    assert need["cost_bound"] == need["prompt_tokens"] + 2 * 20 and not need["exact"]
+
+
+def test_the_limits_answer_fires_and_stays_quiet() -> None:
+    plan = RunPlan([Need("reader", "m", "cl100k_base", calls=10, cached=4)])
+    assert limits_answer(plan, argparse.Namespace()) is None  # no limits given: nothing to say
+    assert limits_answer(plan, argparse.Namespace(max_calls=6, max_cost=None))["fits"] is True
+    assert limits_answer(plan, argparse.Namespace(max_calls=5, max_cost=None))["fits"] is False
+    assert "m       10     4       6" in plan_text(plan)
+
+
+def test_a_local_models_dry_run_loads_its_tokenizer_and_no_weights(tmp_path: Path, tiny, capsys, monkeypatch) -> None:
+    import transformers
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a dry run loaded model weights")
+
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", refuse)
+    code, out, err = outcome(run_args(tmp_path, "--reader", f"hf:{tiny}", "--dry-run", "--format", "json"), capsys)
+    assert code == errors.OK, err
+    reader = next(n for n in json.loads(out)["needs"] if n["role"] == "reader")
+    assert reader["counted_by"] == f"hf:{tiny} tokenizer" and reader["prompt_tokens"] > 0
+
+
+@pytest.mark.parametrize("entry", ["{prompt: -1, completion: 2}", "{prompt: '1', completion: 2}"])
+def test_a_bad_prices_file_is_refused_by_a_dry_run_too(tmp_path: Path, capsys, entry: str) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(f"prices:\n  truncate: {entry}\n", encoding="utf-8")
+    code, _, err = outcome(run_args(tmp_path, "--prices", str(prices), "--dry-run"), capsys)
+    assert code == errors.BAD_INPUT and len(err.strip().splitlines()) == 1 and str(prices) in err

@@ -1,0 +1,106 @@
+"""`dry_run`: the calls a run needs, found without a call, equal the calls the run then makes, cold and warm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gacc_hf.cost.prices import parse_prices
+from gacc_hf.data.synthetic import synthetic_rows
+from gacc_hf.run.benchmark import run_benchmark
+from gacc_hf.run.dry_run import RunPlan, dry_run
+from tests.helpers.usage_server import usage_server
+
+SETTINGS = {"seed": 0, "n_bootstrap": 0, "batch_size": 8, "on_error": "raise"}
+# one goal per context: no two memories of a cell alike, so no two answers share a verdict
+ROWS = synthetic_rows(seed=5, contexts=3, goals_per_context=1, questions_per_goal=3)
+
+
+def _both(cache: Path, **methods: Any) -> tuple[RunPlan, dict[str, int]]:
+    """The dry run's plan, then the calls the real run makes, on the same cache."""
+    kwargs = {"ratios": [0.3], "cache_dir": str(cache), **methods}
+    plan = dry_run(ROWS, settings=SETTINGS, **kwargs)
+    result = run_benchmark(ROWS, progress=False, n_bootstrap=0, **kwargs)
+    return plan, result.calls
+
+
+def _to_call(plan: RunPlan) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for need in plan.needs:
+        out[need.role] = out.get(need.role, 0) + need.to_call
+    return out
+
+
+def test_rules_cold_then_warm(tmp_path: Path) -> None:
+    methods = {"compressor": "truncate", "reader": "fields", "judge": "exact", "conditions": ["own"]}
+    cold, made = _both(tmp_path / "cache", **methods)
+    # 3 contexts, one memory each; 3 questions per memory; one verdict per answer
+    assert _to_call(cold) == made == {"compressor": 3, "reader": 9, "judge": 9}
+    warm, made = _both(tmp_path / "cache", **methods)
+    assert _to_call(warm) == made == {"compressor": 0, "reader": 0, "judge": 0}
+    assert all(not n.bound for n in warm.needs) and [n.cached for n in warm.needs] == [3, 9, 9]
+
+
+def test_two_compressors_whose_memories_answer_alike_share_verdicts(tmp_path: Path) -> None:
+    methods = {"compressor": ["truncate", "goal-lines"], "reader": "fields", "judge": "exact", "conditions": ["own"]}
+    cold, made = _both(tmp_path / "cache", **methods)
+    # the same question answered alike from two memories is judged once: the cold judge count is a bound
+    assert _to_call(cold)["judge"] == 18 >= made["judge"] and _to_call(cold)["reader"] == made["reader"] == 18
+    warm, made = _both(tmp_path / "cache", **methods)
+    assert _to_call(warm) == made == {"compressor": 0, "reader": 0, "judge": 0}
+
+
+def test_identical_answers_make_the_cold_judge_count_a_bound(tmp_path: Path) -> None:
+    methods = {"compressor": "truncate", "reader": "fields", "judge": "exact", "conditions": ["own", "full"]}
+    cold, made = _both(tmp_path / "cache", **methods)
+    judge = next(n for n in cold.needs if n.role == "judge")
+    assert judge.bound and judge.to_call == 18 >= made["judge"]  # own and full may answer alike: one verdict
+    assert any("upper bounds" in note for note in cold.notes)
+    warm, _ = _both(tmp_path / "cache", **methods)
+    assert _to_call(warm)["judge"] == 0 and not any(n.bound for n in warm.needs)
+
+
+def test_a_served_run_cold_then_warm_and_the_dry_run_sends_no_request(tmp_path: Path) -> None:
+    prices = parse_prices({"currency": "USD", "prices": {"echo": {"prompt": 1e6, "completion": 2e6}}})
+    with usage_server("absent") as server:
+        spec = f"openai:echo@{server.url}?concurrency=2&max_tokens=8"
+        methods = {"compressor": spec, "reader": spec, "judge": spec, "conditions": ["own", "full"]}
+        kwargs = {"ratios": [0.3], "cache_dir": str(tmp_path / "cache"), **methods}
+        plan = dry_run(ROWS, settings=SETTINGS, prices=prices, **kwargs)
+        assert server.chats == 0  # the dry run asked /models for the identity, nothing else
+        result = run_benchmark(ROWS, progress=False, n_bootstrap=0, **kwargs)
+        made = {role: server.reported(role)[0] for role in ("compressor", "reader", "judge")}
+        warm = dry_run(ROWS, settings=SETTINGS, prices=prices, **kwargs)
+    assert _to_call(plan) == made == {"compressor": 3, "reader": 18, "judge": 18}
+    compressor = next(n for n in plan.needs if n.role == "compressor")
+    # compressor prompts are known before any call: counted as the run counted them (cl100k, no server usage)
+    assert compressor.prompt_tokens == result.usage["roles"]["compressor"]["openai:echo"]["prompt_tokens"]
+    assert compressor.completion_bound == 3 * 8 and compressor.counter == "cl100k_base"  # max_tokens × calls
+    assert compressor.cost_bound == compressor.prompt_tokens + 2 * 24  # 1 a prompt token, 2 a completion token
+    assert _to_call(warm) == {"compressor": 0, "reader": 0, "judge": 0} and warm.cost_bound == 0
+
+
+def test_fits_answers_the_limits() -> None:
+    plan = RunPlan([], "USD", priced=True)
+    assert plan.fits() and plan.fits(max_calls=0, max_cost=0.0)
+    unpriced = RunPlan([])
+    with pytest.raises(ValueError, match="needs --prices"):
+        unpriced.fits(max_cost=1.0)
+
+
+def test_a_dry_run_with_a_served_method_missing_from_the_prices_is_refused(tmp_path: Path) -> None:
+    prices = parse_prices({"prices": {"truncate": {"prompt": 0, "completion": 0}}})
+    with usage_server() as server, pytest.raises(ValueError, match="no price for the reader 'openai:echo'"):
+        dry_run(
+            ROWS,
+            settings=SETTINGS,
+            prices=prices,
+            compressor="truncate",
+            reader=f"openai:echo@{server.url}",
+            judge="exact",
+            ratios=[0.3],
+            conditions=["own"],
+            cache_dir=None,
+        )
