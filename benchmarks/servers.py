@@ -58,15 +58,16 @@ def _seeded(text: str) -> random.Random:
     return random.Random(hashlib.sha256(text.encode()).digest())
 
 
-def compress_reply(user: str) -> str:
-    """The goal's field lines, then other lines drawn at random, in source order, within about L tokens."""
+def compress_reply(user: str, model: str) -> str:
+    """The goal's field lines, then other lines drawn at random (each model its own), in source order, within
+    about L tokens."""
     head, _, document = user.partition("\n\nDocument:\n")
     goal = head.partition("\n")[0].removeprefix("Goal: ").lower()
     budget = int(re.search(r"at most (\d+) tokens", head).group(1))
     lines = document.split("\n")
     chars = budget * (4 if document[:200].isascii() else 1)  # about a cl100k token's characters
     wanted = [i for i, ln in enumerate(lines) if (m := _FIELD.match(ln)) and m.group(1).lower() in goal]
-    rng = _seeded(user)
+    rng = _seeded(model + user)
     chosen = set(wanted)
     rest = [i for i in range(len(lines)) if i not in chosen]
     kept, used = set(), 0
@@ -101,7 +102,7 @@ def content_reply(body: dict[str, Any]) -> str:
     """What a small model of the request's role would say: known from the shape of its user message."""
     user = body["messages"][-1]["content"]
     if user.startswith("Goal: "):
-        return compress_reply(user)
+        return compress_reply(user, body["model"])
     if user.startswith("Memory:\n"):
         return read_reply(user)
     return judge_reply(user)
