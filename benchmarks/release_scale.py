@@ -19,7 +19,7 @@ cold run's requests and the same command is run again: the servers' counts of bo
 run's, and the results folder against the cold run's (answers.parquet whole, memories.parquet but for its
 `cached` column, and every score, outcome and integrity table of results.json).
 
-    python benchmarks/release_scale.py [--fraction 0.05] [--median 0.25] [--keep DIR]
+    python benchmarks/release_scale.py [--fraction 0.05] [--median 0.25] [--keep DIR] [--bootstrap N]
 """
 
 from __future__ import annotations
@@ -88,13 +88,13 @@ class Servers:
             proc.wait()
 
 
-def command(servers: Servers, data: Path, cache: Path, out: Path) -> list[str]:
+def command(servers: Servers, data: Path, cache: Path, out: Path, bootstrap: int | None = None) -> list[str]:
     compressors = [*RULES, *(servers.spec("compressor", m) for m in SERVED)]
     return [
         sys.executable, "-m", "gacc_hf", "run", "--data", str(data), "--compressors", ",".join(compressors),
         "--reader", servers.spec("reader", "reader"), "--judge", servers.spec("judge", "judge"),
         "--ratios", RATIOS, "--conditions", CONDITIONS, "--cache-dir", str(cache), "--output-dir", str(out),
-        "--overwrite",
+        "--overwrite", *([] if bootstrap is None else ["--bootstrap", str(bootstrap)]),
     ]  # fmt: skip
 
 
@@ -122,9 +122,9 @@ def timed(cmd: list[str], log: Path) -> float:
     return run_child(cmd, log)["wall"]
 
 
-def cold_run(servers: Servers, data: Path, work: Path) -> dict[str, Any]:
+def cold_run(servers: Servers, data: Path, work: Path, bootstrap: int | None) -> dict[str, Any]:
     servers.stats(reset=True)
-    run = run_child(command(servers, data, work / "cache", work / "cold"), work / "cold.log")
+    run = run_child(command(servers, data, work / "cache", work / "cold", bootstrap), work / "cold.log")
     stats = servers.stats()
     total = {role: s["requests"] for role, s in stats.items()}
     service = {role: s["service"] for role, s in stats.items()}
@@ -152,14 +152,35 @@ def report_and_compare(work: Path) -> None:
     print(f"  gacc compare (openai:c1 vs goal-lines) {seconds:.1f} s ({load()})")
 
 
-def killed_and_resumed(servers: Servers, data: Path, work: Path, cold_total: int) -> None:
-    cmd = command(servers, data, work / "cache2", work / "resumed")
+class Seen:
+    """The servers' request count, polled: the kill condition, and how many came in the last second."""
+
+    def __init__(self, servers: Servers, at_least: int) -> None:
+        self.servers, self.at_least = servers, at_least
+        self.history: list[tuple[float, int]] = []
+
+    def __call__(self) -> bool:
+        self.history.append((time.monotonic(), sum(s["requests"] for s in self.servers.stats().values())))
+        return self.history[-1][1] >= self.at_least
+
+    def last_second(self, now: float, count: int) -> int:
+        before = [n for t, n in self.history if t <= now - 1.0]
+        return count - (before[-1] if before else 0)
+
+
+def killed_and_resumed(
+    servers: Servers, data: Path, work: Path, cold_total: int, bootstrap: int | None
+) -> dict[str, Any]:
+    """A fresh run SIGKILLed once the servers saw half the cold run's requests, then the same command again."""
+    cmd = command(servers, data, work / "cache2", work / "resumed", bootstrap)
     servers.stats(reset=True)
-    half = cold_total // 2
-    first = run_child(cmd, work / "killed.log", lambda: sum(s["requests"] for s in servers.stats().values()) >= half)
+    seen_so_far = Seen(servers, cold_total // 2)
+    first = run_child(cmd, work / "killed.log", seen_so_far)
     stats = servers.stats()
     seen, in_flight = sum(s["requests"] for s in stats.values()), sum(s["in_flight"] for s in stats.values())
-    print(f"\nkilled at {first['wall']:.1f} s by SIGKILL: {seen:,} requests seen, {in_flight:.0f} in flight ({load()})")
+    last = seen_so_far.last_second(time.monotonic(), seen)
+    print(f"\nkilled at {first['wall']:.1f} s by SIGKILL: {seen:,} requests seen, {in_flight:.0f} of them in flight, "
+          f"{last:,} in the last second ({load()})")  # fmt: skip
     deadline = time.monotonic() + 60  # the replies to the dead client go out before the counts are reset
     while time.monotonic() < deadline and sum(s["in_flight"] for s in servers.stats().values()):
         time.sleep(0.2)
@@ -168,8 +189,12 @@ def killed_and_resumed(servers: Servers, data: Path, work: Path, cold_total: int
     again = sum(s["requests"] for s in servers.stats().values())
     extra = seen + again - cold_total
     print(f"  rerun {rerun['wall']:.1f} s: {again:,} requests; first part + rerun = {seen + again:,} against the "
-          f"cold run's {cold_total:,} ({extra:+,}; {in_flight:.0f} were in flight at the kill) ({load()})")  # fmt: skip
-    print("  results against the cold run's: " + same_results(work / "cold", work / "resumed"))
+          f"cold run's {cold_total:,}: {extra:+,}, the requests in flight at the kill or answered in the half "
+          f"second before it (answers are stored per half second) ({load()})")  # fmt: skip
+    same = same_results(work / "cold", work / "resumed")
+    print("  results against the cold run's: " + same)
+    return {"killed": first["killed"], "seen": seen, "in_flight": in_flight, "last_second": last, "rerun": again,
+            "extra": extra, "same": same.startswith("identical")}  # fmt: skip
 
 
 def same_results(a: Path, b: Path) -> str:
@@ -186,26 +211,35 @@ def same_results(a: Path, b: Path) -> str:
     return f"identical ({compared})" if not differ else f"DIFFERENT: {', '.join(differ)} (compared {compared})"
 
 
+def release_scale(fraction: float, median: float, work: Path, bootstrap: int | None = None) -> dict[str, Any]:
+    """The whole measurement in `work`; its figures (the cold run's and the killed-and-resumed run's).
+    `bootstrap`: the runs' resamples (None: the harness default)."""
+    print(f"release scale x{fraction}, median service {median} s, work folder {work} ({load()})")
+    rows = release_rows(fraction)
+    print(describe(rows))
+    data = work / "data.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    servers = Servers(median)
+    try:
+        cold = cold_run(servers, data, work, bootstrap)
+        report_and_compare(work)
+        return {"cold": cold, "resumed": killed_and_resumed(servers, data, work, cold["total"], bootstrap)}
+    finally:
+        servers.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fraction", type=float, default=1.0, help="the release's counts times F (same shape)")
     parser.add_argument("--median", type=float, default=MEDIAN, help="the servers' median service time, s")
     parser.add_argument("--keep", type=Path, help="work folder to keep (data, caches, results, logs)")
+    parser.add_argument("--bootstrap", type=int, help="bootstrap resamples of the runs (default: the harness's)")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="gacc-release-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"release scale x{args.fraction}, median service {args.median} s, work folder {work} ({load()})")
-    rows = release_rows(args.fraction)
-    print(describe(rows))
-    data = work / "data.jsonl"
-    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    servers = Servers(args.median)
     try:
-        cold = cold_run(servers, data, work)
-        report_and_compare(work)
-        killed_and_resumed(servers, data, work, cold["total"])
+        release_scale(args.fraction, args.median, work, args.bootstrap)
     finally:
-        servers.close()
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
 
