@@ -41,6 +41,7 @@ import pandas as pd
 
 from benchmarks.release_data import describe, release_rows
 from benchmarks.servers import MEDIAN, start_server
+from gacc_hf.run.cache import Cache
 
 REPLICAS, PER_REPLICA = 2, 64
 SERVED = tuple(f"c{i}" for i in range(1, 8))
@@ -169,11 +170,12 @@ class Seen:
 
 
 def killed_and_resumed(
-    servers: Servers, data: Path, work: Path, cold_total: int, bootstrap: int | None
+    servers: Servers, data: Path, work: Path, cold_per_role: dict[str, int], bootstrap: int | None
 ) -> dict[str, Any]:
     """A fresh run SIGKILLed once the servers saw half the cold run's requests, then the same command again."""
     cmd = command(servers, data, work / "cache2", work / "resumed", bootstrap)
     servers.stats(reset=True)
+    cold_total = sum(cold_per_role.values())
     seen_so_far = Seen(servers, cold_total // 2)
     first = run_child(cmd, work / "killed.log", seen_so_far)
     stats = servers.stats()
@@ -184,17 +186,24 @@ def killed_and_resumed(
     deadline = time.monotonic() + 60  # the replies to the dead client go out before the counts are reset
     while time.monotonic() < deadline and sum(s["in_flight"] for s in servers.stats().values()):
         time.sleep(0.2)
+    with Cache(work / "cache2") as cache:  # what the killed run stored: the rerun must ask for the rest only
+        stored = {"reader": cache.count("answer"), "judge": cache.count("verdict")}
     servers.stats(reset=True)
     rerun = run_child(cmd, work / "rerun.log")
-    again = sum(s["requests"] for s in servers.stats().values())
+    per_role = {role: s["requests"] for role, s in servers.stats().items()}
+    again = sum(per_role.values())
     extra = seen + again - cold_total
     print(f"  rerun {rerun['wall']:.1f} s: {again:,} requests; first part + rerun = {seen + again:,} against the "
-          f"cold run's {cold_total:,}: {extra:+,}, the requests in flight at the kill or answered in the half "
-          f"second before it (answers are stored per half second) ({load()})")  # fmt: skip
+          f"cold run's {cold_total:,}: {extra:+,}, the requests in flight at the kill or answered but not yet "
+          f"stored ({load()})")  # fmt: skip
+    for role, n in stored.items():
+        print(f"  {role}: the rerun asked {per_role[role]:,}; the cold run {cold_per_role[role]:,} less the {n:,} "
+              f"stored before the kill is {cold_per_role[role] - n:,}")  # fmt: skip
     same = same_results(work / "cold", work / "resumed")
     print("  results against the cold run's: " + same)
+    missing_only = all(per_role[role] == cold_per_role[role] - n for role, n in stored.items())
     return {"killed": first["killed"], "seen": seen, "in_flight": in_flight, "last_second": last, "rerun": again,
-            "extra": extra, "same": same.startswith("identical")}  # fmt: skip
+            "extra": extra, "missing_only": missing_only, "same": same.startswith("identical")}  # fmt: skip
 
 
 def same_results(a: Path, b: Path) -> str:
@@ -223,7 +232,7 @@ def release_scale(fraction: float, median: float, work: Path, bootstrap: int | N
     try:
         cold = cold_run(servers, data, work, bootstrap)
         report_and_compare(work)
-        return {"cold": cold, "resumed": killed_and_resumed(servers, data, work, cold["total"], bootstrap)}
+        return {"cold": cold, "resumed": killed_and_resumed(servers, data, work, cold["per_role"], bootstrap)}
     finally:
         servers.close()
 
