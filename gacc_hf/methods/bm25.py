@@ -7,16 +7,22 @@ as a query, so the sentences that repeat the source's own vocabulary come first;
 source order, which makes a source without repeated words degrade to its lead. The best sentences are
 kept in source order while their cl100k tokens fit the budget L. The output is copied from the source,
 so it never states a fact the source does not.
+
+Centrality costs a query per sentence, quadratic in the sentences of a source, and does not depend on the
+goal: it is summed in numpy (the same additions, in the same order, as a plain loop) and kept for the last
+few sources, so the goals, conditions and ratios of one long source pay for it once.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 import json
 import sys
 from collections.abc import Sequence
 
+import numpy as np
 import regex
 
 from gacc_hf.protocol import CompressorInput
@@ -50,22 +56,32 @@ def rank(sentences: Sequence[str], goal: str) -> list[int]:
     >>> rank(["Lunch was pizza.", "The disk filled up.", "Disk alerts fired late."], "why did the disk fill")
     [1, 2, 0]
     """
+    found = _indexed(tuple(sentences))
+    if found is None:  # no indexable word anywhere (or no sentence): BM25 has nothing to rank
+        return list(range(len(sentences)))
+    index, centrality = found
+    query = _tokenize([goal])[0] if goal.strip() else []
+    relevance = index.get_scores(query).tolist() if query else [0.0] * len(sentences)
+    return sorted(range(len(sentences)), key=lambda i: (-relevance[i], -centrality[i], i))
+
+
+@functools.lru_cache(maxsize=4)
+def _indexed(sentences: tuple[str, ...]) -> tuple[object, list[float]] | None:
+    """The BM25 index of a source's sentences and each sentence's centrality; None when nothing is indexable."""
     import bm25s
 
     docs = _tokenize(sentences) if sentences else []
-    if not any(docs):  # no indexable word anywhere (or no sentence): BM25 has nothing to rank
-        return list(range(len(sentences)))
+    if not any(docs):
+        return None
     index = bm25s.BM25(method=SETTINGS["method"], k1=SETTINGS["k1"], b=SETTINGS["b"])
     index.index(docs, show_progress=False)
-    query = _tokenize([goal])[0] if goal.strip() else []
-    relevance = index.get_scores(query).tolist() if query else [0.0] * len(sentences)
-    centrality = [0.0] * len(sentences)
+    centrality = np.zeros(len(sentences), dtype=np.float64)
     for j, other in enumerate(docs):
         if other:
-            for i, score in enumerate(index.get_scores(other).tolist()):
-                if i != j:
-                    centrality[i] += score
-    return sorted(range(len(sentences)), key=lambda i: (-relevance[i], -centrality[i], i))
+            scores = index.get_scores(other).astype(np.float64)  # float32 to float64: exact, as .tolist() is
+            scores[j] = 0.0  # a sentence is not its own neighbour; adding 0.0 leaves a sum unchanged
+            centrality += scores
+    return index, centrality.tolist()
 
 
 class BM25Compressor:

@@ -1,9 +1,15 @@
-"""Rule compressors and the `fields` reader: no model, fully deterministic, free to run at scale."""
+"""Rule compressors and the `fields` reader: no model, fully deterministic, free to run at scale.
+
+A source is compressed under every goal, condition and ratio of a run: its tokens (`truncate`) and its
+lines with their token counts and content words (`goal-lines`) are kept for the last few sources, so a long
+source is encoded and split once, not once per memory.
+"""
 
 from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
 from gacc_hf.protocol import CompressorInput, ReaderInput
 from gacc_hf.text.matching import cjk_terms
@@ -77,8 +83,37 @@ class TruncateCompressor:
     revision = "truncate-v1"
 
     def __call__(self, item: CompressorInput) -> str:
-        codec = get_codec()
-        return codec.decode(codec.encode(item.context)[: item.token_budget])
+        return get_codec().decode(_tokens(item.context)[: item.token_budget])
+
+
+@functools.lru_cache(maxsize=8)
+def _tokens(text: str) -> tuple[int, ...]:
+    return tuple(get_codec().encode(text))
+
+
+class _Line(NamedTuple):
+    """A line (or sentence) of a source, its cl100k tokens with a line break, and its content words."""
+
+    text: str
+    cost: int
+    words: frozenset[str]
+
+
+def _measure(text: str) -> _Line:
+    return _Line(text, len(get_codec().encode(text + "\n")), frozenset(content_words(text)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _sentences(line: str) -> tuple[_Line, ...]:
+    """The sentences of a line, for a line longer than a budget."""
+    return tuple(_measure(part) for part in SENTENCE_END.split(line))
+
+
+@functools.lru_cache(maxsize=8)
+def _lines(context: str) -> tuple[_Line, ...]:
+    """The source's lines, a Chinese line cut into its sentences."""
+    parts = (part for line in context.splitlines() for part in CJK_SENTENCE_END.split(line) if part or not line)
+    return tuple(_measure(part) for part in parts)
 
 
 class GoalLinesCompressor:
@@ -98,27 +133,22 @@ class GoalLinesCompressor:
         codec = get_codec()
         goal = content_words(item.goal)
         lines = [
-            part for line in item.context.splitlines() for part in CJK_SENTENCE_END.split(line) if part or not line
-        ]
-        costs = [len(codec.encode(line + "\n")) for line in lines]
-        lines = [
             part
-            for line, cost in zip(lines, costs, strict=True)
-            for part in (SENTENCE_END.split(line) if cost > item.token_budget else [line])
+            for line in _lines(item.context)
+            for part in (_sentences(line.text) if line.cost > item.token_budget else [line])
         ]
-        picked = [ln for ln in lines if goal & content_words(ln)] if goal else []
+        picked = [ln for ln in lines if goal & ln.words] if goal else []
         kept: list[str] = []
         used = 0
         for line in picked or lines:
-            cost = len(codec.encode(line + "\n"))
-            if used + cost > item.token_budget:
+            if used + line.cost > item.token_budget:
                 if picked:
                     continue
                 break
-            kept.append(line)
-            used += cost
+            kept.append(line.text)
+            used += line.cost
         if not kept and (picked or lines):  # one sentence longer than the budget: its head
-            return codec.decode(codec.encode((picked or lines)[0])[: item.token_budget])
+            return codec.decode(codec.encode((picked or lines)[0].text)[: item.token_budget])
         return "\n".join(kept)
 
 

@@ -1,11 +1,14 @@
 """Sentence splitting and budget packing shared by the extractive compressors and the oracle memory.
 
 Extraction copies source text verbatim, so every fact it keeps is exact; what differs between
-methods is only how sentences are scored.
+methods is only how sentences are scored. A source is split, and its sentences counted, for every goal,
+condition and ratio it is compressed under: both are kept for the last few sources, so a long source
+pays for them once.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import regex
@@ -31,7 +34,18 @@ def split_sentences(text: str) -> list[str]:
     >>> split_sentences("磁盘写满了。他说：“切换吧！”随后切换……完成；共 47 分钟")
     ['磁盘写满了。', '他说：“切换吧！”', '随后切换……', '完成；', '共 47 分钟']
     """
-    return [s.strip() for line in text.splitlines() for s in SENTENCE_END.split(line) if s.strip()]
+    return list(_split(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _split(text: str) -> tuple[str, ...]:
+    return tuple(s.strip() for line in text.splitlines() for s in SENTENCE_END.split(line) if s.strip())
+
+
+@functools.lru_cache(maxsize=8)
+def _costs(sentences: tuple[str, ...], codec: Codec) -> tuple[int, ...]:
+    """The cl100k tokens of each sentence with its separator."""
+    return tuple(len(codec.encode(sentence + SEPARATOR)) for sentence in sentences)
 
 
 def pack(sentences: Sequence[str], scores: Sequence[float], budget: int, codec: Codec) -> str:
@@ -45,10 +59,11 @@ def pack(sentences: Sequence[str], scores: Sequence[float], budget: int, codec: 
     'alpha beta.\\ngamma.'
     """
     ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], i))
+    costs = _costs(tuple(sentences), codec)
     kept: list[int] = []
     used = 0
     for i in ranked:
-        cost = len(codec.encode(sentences[i] + SEPARATOR))
+        cost = costs[i]
         if used + cost <= budget:
             kept.append(i)
             used += cost

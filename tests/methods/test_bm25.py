@@ -117,3 +117,56 @@ def test_chinese_goals_keep_more_evidence_than_no_goal(compressor):
         return total
 
     assert kept(goal=True) > kept(goal=False)
+
+
+def _rank_as_a_plain_loop(sentences, goal):
+    """The ranking as first written: centrality summed one score at a time in Python floats."""
+    import bm25s
+
+    docs = bm25._tokenize(sentences)
+    index = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+    index.index(docs, show_progress=False)
+    query = bm25._tokenize([goal])[0] if goal.strip() else []
+    relevance = index.get_scores(query).tolist() if query else [0.0] * len(sentences)
+    centrality = [0.0] * len(sentences)
+    for j, other in enumerate(docs):
+        if other:
+            for i, score in enumerate(index.get_scores(other).tolist()):
+                if i != j:
+                    centrality[i] += score
+    return sorted(range(len(sentences)), key=lambda i: (-relevance[i], -centrality[i], i))
+
+
+ZH_TEXT = (
+    "主库磁盘在九点写满。团队午餐吃了披萨。数据库停止写入。副本被提升为主库。磁盘告警来得太晚。"
+    "日志清理任务运行得太晚。团队午餐吃了披萨。"
+)
+
+
+@pytest.mark.parametrize("text", [CONTEXT + " " + LUNCH + " " + DB[2], ZH_TEXT], ids=["en", "zh"])
+@pytest.mark.parametrize("goal", ["why did the database disk fill", "磁盘为何写满", ""])
+def test_ranking_is_that_of_a_plain_loop_ties_included(text, goal):
+    sentences = split_sentences(text)
+    assert len(sentences) >= 6 and len(set(sentences)) < len(sentences)  # repeated sentences: tied centrality
+    bm25._indexed.cache_clear()
+    assert rank(sentences, goal) == _rank_as_a_plain_loop(sentences, goal)
+
+
+@pytest.mark.parametrize("text", [CONTEXT, ZH_TEXT], ids=["en", "zh"])
+def test_centrality_is_worked_out_once_per_source_whatever_the_goal(text, monkeypatch):
+    import bm25s
+
+    queries = []
+    original = bm25s.BM25.get_scores
+    monkeypatch.setattr(
+        bm25s.BM25, "get_scores", lambda self, q, *a, **k: queries.append(q) or original(self, q, *a, **k)
+    )
+    bm25._indexed.cache_clear()
+    sentences = split_sentences(text)
+    rank(sentences, "database disk 磁盘")
+    rank(sentences, "lunch 午餐")
+    rank(sentences, "")
+    # one query per sentence for centrality, once; then one per goal (the empty goal needs none)
+    assert len(queries) == len(sentences) + 2
+    rank(split_sentences(LUNCH + " " + DB[0]), "lunch")  # another source: its own centrality
+    assert len(queries) == len(sentences) + 2 + 2 + 1

@@ -71,3 +71,55 @@ def test_registry_resolves_names_and_passes_callables():
         resolve("reader", "oracle")
     with pytest.raises(ValueError, match="unknown role"):
         resolve("critic", "exact")  # type: ignore[arg-type]
+
+
+class _CountingCodec:
+    """The real codec, counting the texts it encodes."""
+
+    def __init__(self):
+        self.codec, self.encoded = get_codec(), []
+
+    def encode(self, text):
+        self.encoded.append(text)
+        return self.codec.encode(text)
+
+    def decode(self, ids):
+        return self.codec.decode(ids)
+
+
+EN_SOURCE = "Owner: Mei Tanaka\nRegion: eu-west-1\nThe pager fired twice.\nTimeout: 300 ms\nNo data was lost."
+ZH_SOURCE = "负责人：张伟\n地区：华东\n告警触发了两次。没有数据丢失。\n超时：300毫秒"
+
+
+@pytest.mark.parametrize(
+    ("source", "goals", "parts"),
+    [(EN_SOURCE, ["the owner and region", "timeout", ""], 5), (ZH_SOURCE, ["负责人和地区", "超时", ""], 5)],
+    ids=["en", "zh"],
+)
+def test_a_source_is_encoded_and_split_once_for_all_its_goals_and_budgets(source, goals, parts, monkeypatch):
+    from gacc_hf.methods import rules
+
+    counting = _CountingCodec()
+    monkeypatch.setattr(rules, "get_codec", lambda: counting)
+    rules._lines.cache_clear()
+    rules._tokens.cache_clear()
+    outputs = [GoalLinesCompressor()(CompressorInput(source, goal, budget)) for goal in goals for budget in (20, 40)]
+    # 5 parts: the English lines; the Chinese lines with the third cut at its two sentence ends
+    assert len(counting.encoded) == parts
+    assert outputs[2] == ("Timeout: 300 ms" if source == EN_SOURCE else "超时：300毫秒")
+    for goal in goals:
+        for budget in (3, 20):
+            TruncateCompressor()(CompressorInput(source, goal, budget))
+    assert counting.encoded[parts:] == [source]
+
+
+def test_a_line_longer_than_the_budget_is_cut_into_sentences_once():
+    from gacc_hf.methods import rules
+
+    rules._sentences.cache_clear()
+    long_line = "The disk filled at noon. The pager fired twice. Nobody answered it."
+    for goal in ("disk", "pager", "nobody"):
+        GoalLinesCompressor()(CompressorInput(long_line, goal, 8))
+    assert rules._sentences.cache_info().misses == 1
+    kept = [GoalLinesCompressor()(CompressorInput(long_line, goal, 8)) for goal in ("disk", "pager")]
+    assert kept == ["The disk filled at noon.", "The pager fired twice."]

@@ -121,7 +121,8 @@ def match_memories(
         found[key] = Matched(flags, [(kind, text) for kind, text in value["exposed"]] if value["exposed"] else [])
     suspect = {key for key, m in found.items() if m.exposed}  # believed only once recomputed
     fresh: dict[str, Matched] = {}
-    forms: dict[str, Normalized] = {}  # each memory text normalised once (the matcher's memo holds fewer)
+    forms: dict[str, Normalized] = {}  # each memory text normalised once, held while its context's rows last
+    forms_context = None
     out: list[Matched] = []
     for row, key in zip(ledger, keys, strict=True):
         group = goals[row["goal_id"]]
@@ -131,7 +132,9 @@ def match_memories(
         matched = found.get(key) or fresh.get(key)
         if matched is None or len(matched.evidence) != len(group.questions) or key in suspect:
             text = memories[row["memory_key"]]["memory"]
-            form = forms.get(text) or forms.setdefault(text, normalized(text))
+            if row["context_id"] != forms_context:
+                forms, forms_context = {}, row["context_id"]
+            form = forms.get(text) or forms.setdefault(text, memory_form(text))
             exposed = audit.exposed(form, group.context, shown_goals[row["shown_goal_id"]])
             recomputed = Matched(evidence_flags(form, group.questions), exposed)
             if matched is not None and key in suspect and matched != recomputed:
@@ -144,6 +147,12 @@ def match_memories(
         cache.put_many(INPUTS, {key: list(inputs[key]) for key in fresh})
         cache.put_many(TEXT, texts.of(h for key in fresh for h in inputs[key]))
     return out
+
+
+def memory_form(text: str) -> Normalized:
+    """A memory's matching form, worked out outside the matcher's memo: a memory is matched once per run, and
+    the memo would hold thousands of long memories, each in three forms, for the rest of the run."""
+    return normalized.__wrapped__(text)
 
 
 class _Texts:

@@ -51,7 +51,9 @@ def test_a_warm_rerun_reads_what_the_matcher_found_from_the_cache(rows, tmp_path
     assert stored > 0
 
     normalised = []
-    monkeypatch.setattr(matches_module, "normalized", lambda text: normalised.append(text) or matching.normalized(text))
+    monkeypatch.setattr(
+        matches_module, "memory_form", lambda text: normalised.append(text) or matching.normalized(text)
+    )
     warm = rules_run(rows, compressor=["goal-lines", _leaky], ratios=[0.2, 1.0], cache_dir=str(tmp_path))
     assert warm.exposures == cold.exposures  # ... and still caught
     exposing = {m["memory"] for m in cold.memories if m["memory_key"] in {e["memory_key"] for e in cold.exposures}}
@@ -147,3 +149,16 @@ def test_a_read_only_cache_without_these_entries_still_serves_a_warm_rerun(tmp_p
     hits = sum(m["evidence_hits"] for m in fresh.memories)
     assert proc.stdout.strip() == f"{{'compressor': 0, 'reader': 0, 'judge': 0}} 0 {hits}"
     assert _entries(folder) == []  # nothing was stored
+
+
+@pytest.mark.parametrize("rows", [EN_ROWS, ZH_ROWS], ids=["en", "zh"])
+def test_memories_are_matched_without_filling_the_matchers_memo(rows, tmp_path):
+    matching.normalized.cache_clear()
+    run = rules_run(rows, compressor=["goal-lines"], ratios=[0.2, 0.5], cache_dir=str(tmp_path))
+    long_memories = {m["memory"] for m in run.memories if m["condition"] == "own" and len(m["memory"]) > 200}
+    assert long_memories
+    for memory in long_memories:
+        hits = matching.normalized.cache_info().hits
+        matching.normalized(memory)
+        assert matching.normalized.cache_info().hits == hits  # worked out again: the run did not keep it
+    assert matches_module.memory_form(EN_ROWS[0]["context"]) == matching.normalized(EN_ROWS[0]["context"])
