@@ -20,6 +20,7 @@ run's, and the results folder against the cold run's (answers.parquet whole, mem
 `cached` column, and every score, outcome and integrity table of results.json).
 
     python benchmarks/release_scale.py [--fraction 0.05] [--median 0.25] [--keep DIR] [--bootstrap N]
+    python benchmarks/release_scale.py --plan      # the dry run of that run: what it would call and send
 """
 
 from __future__ import annotations
@@ -220,9 +221,12 @@ def same_results(a: Path, b: Path) -> str:
     return f"identical ({compared})" if not differ else f"DIFFERENT: {', '.join(differ)} (compared {compared})"
 
 
-def release_scale(fraction: float, median: float, work: Path, bootstrap: int | None = None) -> dict[str, Any]:
+def release_scale(
+    fraction: float, median: float, work: Path, bootstrap: int | None = None, plan: bool = False
+) -> dict[str, Any]:
     """The whole measurement in `work`; its figures (the cold run's and the killed-and-resumed run's).
-    `bootstrap`: the runs' resamples (None: the harness default)."""
+    `bootstrap`: the runs' resamples (None: the harness default). `plan`: print the run's dry run
+    (`gacc run --dry-run`: calls, tokens, bounds) instead, and measure nothing."""
     print(f"release scale x{fraction}, median service {median} s, work folder {work} ({load()})")
     rows = release_rows(fraction)
     print(describe(rows))
@@ -230,6 +234,10 @@ def release_scale(fraction: float, median: float, work: Path, bootstrap: int | N
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     servers = Servers(median)
     try:
+        if plan:
+            dry = [*command(servers, data, work / "cache", work / "cold", bootstrap), "--dry-run"]
+            subprocess.run(dry, check=True)
+            return {}
         cold = cold_run(servers, data, work, bootstrap)
         report_and_compare(work)
         return {"cold": cold, "resumed": killed_and_resumed(servers, data, work, cold["per_role"], bootstrap)}
@@ -243,11 +251,12 @@ def main() -> None:
     parser.add_argument("--median", type=float, default=MEDIAN, help="the servers' median service time, s")
     parser.add_argument("--keep", type=Path, help="work folder to keep (data, caches, results, logs)")
     parser.add_argument("--bootstrap", type=int, help="bootstrap resamples of the runs (default: the harness's)")
+    parser.add_argument("--plan", action="store_true", help="print the run's dry run instead of running it")
     args = parser.parse_args()
     work = args.keep or Path(tempfile.mkdtemp(prefix="gacc-release-"))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        release_scale(args.fraction, args.median, work, args.bootstrap)
+        release_scale(args.fraction, args.median, work, args.bootstrap, args.plan)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)
