@@ -147,9 +147,8 @@ def test_only_the_marked_blocks_are_left_out():
     assert [b["document"] for b in run if b["lang"] == "bash"] == [
         "README.md",
         "docs/cli.md",
-        "docs/cli.md",
-        "docs/cli.md",  # spending limits
         "docs/cli.md",  # the cost of a run: a dry run
+        "docs/cli.md",  # spending limits
         "docs/data.md",
         "docs/results-and-publishing.md",
     ]
