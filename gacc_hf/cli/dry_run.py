@@ -42,7 +42,7 @@ def plan_text(plan: RunPlan) -> str:
 
 def limits_answer(plan: RunPlan, args: argparse.Namespace) -> dict[str, Any] | None:
     """Whether the `--max-calls` / `--max-cost` given let the run finish (None when neither is given)."""
-    max_calls, max_cost = args.max_calls, args.max_cost
+    max_calls, max_cost = getattr(args, "max_calls", None), getattr(args, "max_cost", None)
     if max_calls is None and max_cost is None:
         return None
     return {"max_calls": max_calls, "max_cost": max_cost, "fits": plan.fits(max_calls, max_cost)}

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gacc_hf import errors
 from gacc_hf.cli.verbosity import add_verbosity, log
@@ -309,21 +309,23 @@ def _dry_run(args: argparse.Namespace) -> int:
     dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
     settings = {"seed": run.seed, "n_bootstrap": run.bootstrap, "batch_size": run.batch_size, "on_error": run.on_error}
     with tokenizer_only():
-        plan = dry_run(
-            dataset,
-            compressor=run.compressors,
-            reader=run.reader,
-            judge=run.judge,
-            ratios=run.ratios,
-            conditions=run.conditions,
-            cache_dir=run.cache_dir,
-            settings=settings,
-            prices=prices,
-            limit=run.limit,
-            columns=run.columns,
-            data_spec=run.data,
-        )
+        plan = dry_run(dataset, **_design(run), settings=settings, prices=prices)
     return print_plan(plan, args)
+
+
+def _design(run: RunConfig) -> dict[str, Any]:
+    """What a run computes, as the keyword arguments `run_benchmark` and `dry_run` both take."""
+    return {
+        "compressor": run.compressors,
+        "reader": run.reader,
+        "judge": run.judge,
+        "ratios": run.ratios,
+        "conditions": run.conditions,
+        "cache_dir": run.cache_dir,
+        "limit": run.limit,
+        "columns": run.columns,
+        "data_spec": run.data,
+    }
 
 
 def _launch_if_asked(args: argparse.Namespace, run: RunConfig, topology: Topology) -> int | None:
@@ -380,21 +382,13 @@ def _run_locked(args: argparse.Namespace) -> int:
     result, rank_calls = distributed.run_benchmark_sharded(
         dataset,
         topology=topology,
-        compressor=run.compressors,
-        reader=run.reader,
-        judge=run.judge,
-        ratios=run.ratios,
-        conditions=run.conditions,
-        cache_dir=run.cache_dir,
+        **_design(run),
         seed=run.seed,
         n_bootstrap=run.bootstrap,
         batch_size=run.batch_size,
         on_error=run.on_error,
         progress=not args.no_progress and log.isEnabledFor(logging.INFO),
-        data_spec=run.data,
         split=run.split,
-        limit=run.limit,
-        columns=run.columns,
         limits=limits,
         prices=prices,
     )
