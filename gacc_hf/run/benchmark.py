@@ -143,8 +143,8 @@ def run_benchmark(
     """Run the GACC protocol over judge-config rows and score it.
 
     The defaults are the main preset's (`gacc_hf.run.presets`), so `run_benchmark(ds)` is the experiment
-    `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage.
-
+    `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage;
+    `limits` stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share).
     `compressor` may be one method or a list; each method is a callable or a registered name. `ratios` may
     be one number. Data, ratios, conditions, methods and prices are validated before any model call.
     `shard` picks the groups this process computes (see `gacc_hf.run.distributed`); the plan (cross-goal
@@ -154,7 +154,6 @@ def run_benchmark(
     a quick, partial run, recorded as such and refused by publishing. `columns` maps schema names to the
     data's own (`gacc_hf.data.columns`) for a spec and for an in-memory dataset alike (one row per question
     is grouped by goal_id), unless `data_spec` says the caller loaded the rows; it is recorded.
-    `limits` stop the run before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share).
     """
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
@@ -173,8 +172,7 @@ def run_benchmark(
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
         matched = match_memories(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
-        evidence = [m.evidence for m in matched]
-        fill_ledger(plan, memories, evidence)
+        fill_ledger(plan, memories, evidence := [m.evidence for m in matched])
         exposures = exposure_rows(plan.ledger, [m.exposed for m in matched])
         violations = budget_violations(plan.ledger, memories, codec)
         kept: dict[str, Any] = {}
