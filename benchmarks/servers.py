@@ -1,11 +1,12 @@
 """How busy the harness keeps an OpenAI-compatible server: requests in flight and wall time against the ideal.
 
-The instrument is a server of this script's own, started as a child process on 127.0.0.1: it answers
-every chat request after a log-normal service time (median 0.25 s, sigma 0.5, seeded) with a fixed
-"yes", and measures what it sees: the busy period (first request in to last reply out), the time-mean
-of requests in flight over it and the sum of service times. It stops by itself after a bounded number
-of requests or 60 s without one. The harness reads every question of synthetic data (rule compressor
-`goal-lines`, rule judge `exact`) with `openai:bench@<url>?concurrency=C`, a fresh cache each time:
+The instrument is a server of this script's own, started as a child process on 127.0.0.1: it answers every
+chat request after a log-normal service time (median 0.25 s, sigma 0.5, seeded) with a fixed "yes" and its
+`usage`, as a real server reports it (so the harness has no prompt to count), and measures what it sees: the
+busy period (first request in to last reply out), the time-mean of requests in flight over it and the sum of
+service times. It stops by itself after a bounded number of requests or 60 s without one. The harness reads
+every question of synthetic data (rule compressor `goal-lines`, rule judge `exact`) with
+`openai:bench@<url>?concurrency=C`, a fresh cache each time:
 
     in flight ÷ C = mean requests in flight while busy ÷ C        (target >= 0.90 at C = 64)
     wall ÷ ideal  = busy period ÷ (Σ service time ÷ C)            (target <= 1.25 at C = 64)
@@ -108,6 +109,14 @@ def content_reply(body: dict[str, Any]) -> str:
     return judge_reply(user)
 
 
+def usage(request: dict[str, Any], content: str) -> dict[str, Any]:
+    """The `usage` a server sends, in this server's own tokens (4 UTF-8 bytes each, rounded up; a real server
+    counts with its model's tokenizer), the completion within the request's `max_tokens`."""
+    prompt = sum(-(-len(m["content"].encode()) // 4) for m in request["messages"])
+    completion = min(-(-len(content.encode()) // 4), request.get("max_tokens") or 2**31)
+    return {"usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
+
+
 class LatencyServer:
     """The child process: an asyncio HTTP/1.1 server (keep-alive) that sleeps, answers and counts."""
 
@@ -159,12 +168,14 @@ class LatencyServer:
         delay = self.rng.lognormvariate(math.log(self.median), SIGMA)
         self._change(+1)
         try:
-            content = content_reply(json.loads(body)) if self.replies == "content" else "yes"
+            request = json.loads(body)
+            content = content_reply(request) if self.replies == "content" else "yes"
             await asyncio.sleep(delay)
         finally:
             self.service += delay
             self._change(-1)
-        return {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+        reply = {"choices": [{"index": 0, "message": {"role": "assistant", "content": content}}]}
+        return {**reply, **usage(request, content)}
 
     async def answer(self, method: str, path: str, body: bytes) -> dict[str, Any]:
         self.last_seen = time.monotonic()

@@ -30,7 +30,7 @@ def main() -> None:
         texts = list(dict.fromkeys(r["context"] for r in rows))
         assert find_problems(rows) == []
         validate = best(lambda rows=rows: find_problems(rows))
-        encode = best(lambda texts=texts: codec.encode_batch(texts))
+        encode = best(lambda texts=texts: codec.count_batch(texts))
         n_questions = sum(len(r["questions"]) for r in rows)
         ms = f"{validate * 1e3:>12.1f} {encode * 1e3:>19.1f}"
         print(f"{len(rows):>7} {n_questions:>9} {ms} {validate / encode:>6.2f}")

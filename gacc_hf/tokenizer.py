@@ -109,21 +109,23 @@ class Codec:
     def encode(self, text: str) -> list[int]:
         return self._encoding.encode_ordinary(text)
 
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        """`encode` of each text, in order, the texts split into one contiguous share per thread.
+    def count_batch(self, texts: list[str]) -> list[int]:
+        """The token count of each text, in order, the texts split into one contiguous share per thread.
 
-        tiktoken's own batch call makes a future per text, whose bookkeeping costs more than encoding a
-        short memory; a share per thread keeps the parallel encoding (tiktoken releases the GIL) without it.
+        Only counts come back: the token lists of a release's memories (a hundred million tokens, as Python
+        ints) would need gigabytes. tiktoken's own batch call makes a future per text, whose bookkeeping costs
+        more than encoding a short memory; a share per thread keeps the parallel encoding (tiktoken releases
+        the GIL) without it.
         """
         workers = min(8, os.cpu_count() or 1, len(texts))
         if workers <= 1:
-            return [self.encode(t) for t in texts]
+            return [self.count(t) for t in texts]
         step = -(-len(texts) // workers)
         with ThreadPoolExecutor(workers) as pool:
             shares = pool.map(
-                lambda start: [self.encode(t) for t in texts[start : start + step]], range(0, len(texts), step)
+                lambda start: [self.count(t) for t in texts[start : start + step]], range(0, len(texts), step)
             )
-            return [ids for share in shares for ids in share]
+            return [n for share in shares for n in share]
 
     def count(self, text: str) -> int:
         return len(self._encoding.encode_ordinary(text))

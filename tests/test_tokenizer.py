@@ -132,10 +132,10 @@ def test_unzipped_official_file_also_verifies(tmp_path):
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 17])
-def test_encode_batch_is_encode_of_each_text_in_order(n, monkeypatch):
+def test_count_batch_counts_each_text_in_order(n, monkeypatch):
     codec = get_codec()
     texts = [f"text {i}: " + "数据集 <|endoftext|> words " * (i % 4) for i in range(n)]
-    expected = [codec._encoding.encode_ordinary(t) for t in texts]
-    assert codec.encode_batch(texts) == expected
+    expected = [len(codec._encoding.encode_ordinary(t)) for t in texts]
+    assert codec.count_batch(texts) == expected
     monkeypatch.setattr(os, "cpu_count", lambda: 1)  # one thread: no pool
-    assert codec.encode_batch(texts) == expected
+    assert codec.count_batch(texts) == expected

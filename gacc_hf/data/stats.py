@@ -113,9 +113,9 @@ def data_stats(dataset: Any, codec: Codec | None = None) -> DataStats:
         sources=dict(Counter(source for source, _ in contexts.values())),
         goals_per_context=(min(goals.values()), max(goals.values())),
         questions_per_goal=(min(per_goal), max(per_goal)),
-        context_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch([c for _, c in contexts.values()]))),
-        question_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch(questions))),
-        answer_tokens=tuple(sorted(len(ids) for ids in codec.encode_batch(answers))),
+        context_tokens=tuple(sorted(codec.count_batch([c for _, c in contexts.values()]))),
+        question_tokens=tuple(sorted(codec.count_batch(questions))),
+        answer_tokens=tuple(sorted(codec.count_batch(answers))),
     )
 
 

@@ -144,7 +144,7 @@ class Client:
         self._key = key or None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         urls = tuple(settings.base_url.split(SEPARATOR))
-        self.replicas = ReplicaSet(urls, headers, settings.timeout, settings.concurrency)
+        self.replicas = ReplicaSet(urls, headers, settings.timeout)
         self._lock = threading.Lock()
         self.stats = {"requests": 0, "retries": 0}
 
@@ -172,7 +172,8 @@ class Client:
                 url = f"{replica.url}/{path}"
                 tried.add(replica.url)
                 try:
-                    response = _receive(replica.http, method, path, body, self.settings.timeout)
+                    with replica.connections.lend() as http:
+                        response = _receive(http, method, path, body, self.settings.timeout)
                 except httpx.TransportError as exc:  # refused, reset, timed out
                     problem, retry_after = f"{type(exc).__name__}: {exc}", None
                     self.replicas.failed(replica)

@@ -21,6 +21,7 @@ from typing import TypeVar
 
 import httpx
 
+from gacc_hf.methods.connections import Connections
 from gacc_hf.redaction import redact, url_userinfo
 
 SEPARATOR = "|"
@@ -58,7 +59,7 @@ class Replica:
     """One server: its HTTP client, the requests it holds now, and how long it rests after failures."""
 
     url: str
-    http: httpx.Client
+    connections: Connections
     in_flight: int = 0
     failures: int = 0  # consecutive
     rest_until: float = 0.0
@@ -67,12 +68,9 @@ class Replica:
 class ReplicaSet:
     """The replicas of one client; `use` picks one and counts the request in flight (thread-safe)."""
 
-    def __init__(self, urls: tuple[str, ...], headers: dict[str, str], timeout: float, connections: int) -> None:
-        limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-        self.replicas = [
-            Replica(url, httpx.Client(base_url=url + "/", headers=headers, timeout=timeout, limits=limits))
-            for url in urls
-        ]
+    def __init__(self, urls: tuple[str, ...], headers: dict[str, str], timeout: float) -> None:
+        tls = httpx.create_ssl_context()
+        self.replicas = [Replica(url, Connections(url, headers, timeout, tls)) for url in urls]
         self._lock = threading.Lock()
 
     def _pick(self, avoid: set[str]) -> Replica:
@@ -130,9 +128,9 @@ class ReplicaSet:
                 "openai: replica %s does not answer (%s); running on the other %d", replica.url, exc, len(answers)
             )
             self.replicas.remove(replica)
-            replica.http.close()
+            replica.connections.close()
         return answers
 
     def close(self) -> None:
         for replica in self.replicas:
-            replica.http.close()
+            replica.connections.close()

@@ -7,6 +7,7 @@ tokens than `max_tokens` allowed) is not believed: that call is counted locally,
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Sequence
@@ -45,6 +46,30 @@ def usage_report_problem(reported: Any, max_tokens: int) -> str | None:
     return None
 
 
+_QUESTION = "\n\nQuestion: "
+
+
+@functools.lru_cache(maxsize=1024)
+def _head_tokens(head: str) -> int:
+    return get_codec().count(head)
+
+
+def message_tokens(content: str) -> int:
+    """cl100k tokens of one message's text.
+
+    The reader's and the judge's prompts put one long text (a memory, a source) before a blank line and
+    `Question: `, and a dry run counts hundreds of thousands of them: the part up to that blank line is counted
+    once per distinct text (the last 1,024 are remembered), the rest per call. The two counts add up to the
+    whole's: a line break followed by a character that is not white space always ends a cl100k pre-token (no
+    pattern of its split expression runs from a line break into such a character), and byte-pair merges never
+    cross pre-tokens.
+    """
+    cut = content.rfind(_QUESTION)
+    if cut < 0:
+        return get_codec().count(content)
+    return _head_tokens(content[: cut + 2]) + get_codec().count(content[cut + 2 :])
+
+
 class ServedUsage:
     """One served method's usage counter: believes sound server reports, warns once about the others."""
 
@@ -61,7 +86,7 @@ class ServedUsage:
     def prompt_tokens(messages: Sequence[dict[str, str]]) -> int:
         """cl100k tokens of the messages' text (the server's template and tokenizer are unknown); one message
         at a time, since a dry run counts hundreds of thousands of short prompts (a thread pool per call, as
-        `encode_batch` makes, would cost more than the encoding)."""
+        `count_batch` makes, would cost more than the encoding)."""
         codec = get_codec()
         return sum(codec.count(m["content"]) for m in messages)
 

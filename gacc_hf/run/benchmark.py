@@ -158,16 +158,16 @@ def run_benchmark(
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
     loaded = load_rows(dataset, columns, data_spec)
-    setup = _validate(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
+    setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
     priced = None if prices is None else price_methods(run_methods(setup), prices)
     codec = get_codec()
-    assigner = _pair_goals(setup, seed)
+    assigner = pair_goals(setup, seed)
     work = setup.groups if shard is None else shard(setup.groups)
     cache = Cache(cache_dir)
     try:
         ex = Executor(cache, on_error, batch_size, progress, _meter(limits, shard))
         texts = list(dict.fromkeys(g.context for g in work))
-        n_tokens = dict(zip(texts, (len(ids) for ids in codec.encode_batch(texts)), strict=True))
+        n_tokens = dict(zip(texts, codec.count_batch(texts), strict=True))
         n_count_errors = count_errors(work, n_tokens, [r for r, _ in setup.ratios], cache, progress)
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
@@ -207,14 +207,14 @@ def _meter(limits: SpendingLimits | None, shard: Any) -> Meter | None:
     return Meter.for_rank(limits, topology.rank, topology.world_size) if topology else Meter.for_rank(limits)
 
 
-def run_methods(setup: _Setup) -> list[tuple[str, str, str]]:
+def run_methods(setup: RunSetup) -> list[tuple[str, str, str]]:
     """(role, spec, name) of every method of a run, compressors first."""
     return [(m.role, m.spec, m.name) for m in (*setup.compressors, setup.reader, setup.judge)]
 
 
 def _usage(
     ex: Executor,
-    setup: _Setup,
+    setup: RunSetup,
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
     answers: list[dict[str, Any]],
@@ -224,7 +224,7 @@ def _usage(
     return {**ex.usage.document(), "cells": cell_usage(ledger, memories, answers, kept), "counters": _counters(setup)}
 
 
-def _counters(setup: _Setup) -> dict[str, dict[str, str]]:
+def _counters(setup: RunSetup) -> dict[str, dict[str, str]]:
     """Per role and model method, the tokenizer its usage is counted with where the server does not say."""
     out: dict[str, dict[str, str]] = {}
     for m in (*setup.compressors, setup.reader, setup.judge):
@@ -234,7 +234,7 @@ def _counters(setup: _Setup) -> dict[str, dict[str, str]]:
 
 
 @dataclass(frozen=True)
-class _Setup:
+class RunSetup:
     """A run's checked inputs: the groups it covers and the methods, ratios and conditions it crosses."""
 
     groups: list[Group]
@@ -250,7 +250,7 @@ class _Setup:
         return [e for _, e in self.ratios]
 
 
-def _validate(
+def validate_run(
     dataset: Any,
     compressor: Any,
     reader: Any,
@@ -260,8 +260,9 @@ def _validate(
     cache_dir: str | None,
     limit: int | float | None,
     settings: Mapping[str, Any],
-) -> _Setup:
-    """Validate the data, then check ratios, conditions and methods: all before any model call."""
+) -> RunSetup:
+    """Validate the data, then check ratios, conditions and methods: all before any model call (the run and
+    its dry run share it, so a plan is refused exactly where the run would be)."""
     groups = validate(dataset)
     limited = None
     if limit is not None:
@@ -271,7 +272,7 @@ def _validate(
     pairs = check_ratios(ratios)
     conds = check_conditions(conditions)
     _check_settings(settings["on_error"], settings["batch_size"], settings["n_bootstrap"])
-    return _Setup(groups, limited, pairs, conds, *_resolve_methods(compressor, reader, judge, cache_dir is not None))
+    return RunSetup(groups, limited, pairs, conds, *_resolve_methods(compressor, reader, judge, cache_dir is not None))
 
 
 def _check_settings(on_error: str, batch_size: int, n_bootstrap: int) -> None:
@@ -291,7 +292,7 @@ def _resolve_methods(compressor: Any, reader: Any, judge: Any, cached: bool) -> 
     return compressors, resolve_method("reader", reader, cached), resolve_method("judge", judge, cached)
 
 
-def _pair_goals(setup: _Setup, seed: int) -> GoalAssigner:
+def pair_goals(setup: RunSetup, seed: int) -> GoalAssigner:
     """The cross-goal pairing, drawn over every group (not a shard's) so that shards agree."""
     assigner = GoalAssigner(setup.groups, seed)
     if "cross" in setup.conditions:
@@ -301,7 +302,7 @@ def _pair_goals(setup: _Setup, seed: int) -> GoalAssigner:
 
 
 def _run_config(
-    setup: _Setup,
+    setup: RunSetup,
     settings: dict[str, Any],
     data: tuple[Any, str | None, str | None, Mapping[str, str] | None],
     started: str,

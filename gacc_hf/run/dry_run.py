@@ -21,11 +21,11 @@ from gacc_hf.cost.costing import price_methods
 from gacc_hf.cost.prices import Price, Prices
 from gacc_hf.cost.usage import completion_limit, meters, token_counter
 from gacc_hf.protocol import JudgeInput, ReaderInput
-from gacc_hf.run.benchmark import _pair_goals, _validate, load_rows
+from gacc_hf.run.benchmark import load_rows, pair_goals, validate_run
 from gacc_hf.run.cache import CACHE_FILENAME, Cache, text_hash
 from gacc_hf.run.compress import compute_memories
 from gacc_hf.run.plan import MemoryPlan, plan_memories
-from gacc_hf.run.read import _answer_keys, _questions, _verdict_tasks
+from gacc_hf.run.read import answer_keys, asked_of, verdict_tasks
 from gacc_hf.run.tasks import Method
 from gacc_hf.tokenizer import get_codec
 
@@ -134,11 +134,11 @@ def dry_run(
     ValueError names what is wrong), planned the same way, looked up in the same cache (never written).
     `settings` are the run's seed, n_bootstrap, batch_size and on_error."""
     loaded = load_rows(dataset, columns, data_spec)
-    setup = _validate(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
+    setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
     codec = get_codec()
     texts = list(dict.fromkeys(g.context for g in setup.groups))
-    n_tokens = dict(zip(texts, (len(ids) for ids in codec.encode_batch(texts)), strict=True))
-    assigner = _pair_goals(setup, settings["seed"])
+    n_tokens = dict(zip(texts, codec.count_batch(texts), strict=True))
+    assigner = pair_goals(setup, settings["seed"])
     plan = plan_memories(
         setup.groups, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec
     )
@@ -207,8 +207,8 @@ def _reading(
     unknown = {"error": "not computed yet"}
     known = {key: memories.get(key, unknown) for key in {row["memory_key"] for row in plan.ledger}}
     ledger = [{**row, "memory_sha256": _sha(known[row["memory_key"]])} for row in plan.ledger]
-    questions = {g.goal_id: _questions(g) for g in groups}
-    keys, asked, tasks = _answer_keys(ledger, known, questions, read)
+    questions = {g.goal_id: asked_of(g) for g in groups}
+    keys, asked, tasks = answer_keys(ledger, known, questions, read)
     answers = cache.get_many("answer", tasks.keys)
     for key in tasks.keys:
         reader.add(read.fn, tasks.task(key).item, key in answers)
@@ -239,7 +239,7 @@ def _judging(
     answer_limit: int,
 ) -> None:
     """Judge calls of the answers the reader must still give (bounded) and of those cached (exact)."""
-    follow = _verdict_tasks(list(keys), asked, judged)
+    follow = verdict_tasks(list(keys), asked, judged)
     verdicts = follow(answers)
     cached = cache.get_many("verdict", verdicts.keys)
     for key in verdicts.keys:

@@ -35,10 +35,11 @@ def _references_hash(references: tuple[str, ...]) -> str:
 
 # A question, its group, and the content hashes of the question, its references and the group's source,
 # which enter its keys.
-_Asked = tuple[Question, Group, str, str, str]
+Asked = tuple[Question, Group, str, str, str]
 
 
-def _questions(group: Group) -> list[_Asked]:
+def asked_of(group: Group) -> list[Asked]:
+    """The group's questions, each with the hashes its answer and verdict keys bind."""
     source_hash = text_hash(group.context)
     return [(q, group, text_hash(q.question), _references_hash(q.references), source_hash) for q in group.questions]
 
@@ -59,10 +60,10 @@ def read_and_judge(
     when given, receives each row's answer and verdict keys and the values by key (what the cost of a
     cell is attributed from, `gacc_hf.cost.cells`)."""
     by_goal = {g.goal_id: g for g in groups}
-    questions = {g.goal_id: _questions(g) for g in groups}
-    keys, asked, read_tasks = _answer_keys(ledger, memories, questions, read)
+    questions = {g.goal_id: asked_of(g) for g in groups}
+    keys, asked, read_tasks = answer_keys(ledger, memories, questions, read)
     verdict_keys = list(keys)  # per row: its answer key, then its verdict key (None: nothing to ask)
-    follow = _verdict_tasks(verdict_keys, asked, judged)
+    follow = verdict_tasks(verdict_keys, asked, judged)
     answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
     verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
     answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
@@ -71,19 +72,19 @@ def read_and_judge(
     return _rows(ledger, memories, evidence, by_goal, (keys, verdict_keys, answers, verdicts))
 
 
-def _answer_keys(
+def answer_keys(
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
-    questions: dict[str, list[_Asked]],
+    questions: dict[str, list[Asked]],
     read: Method,
-) -> tuple[list[str | None], list[_Asked], Planned]:
+) -> tuple[list[str | None], list[Asked], Planned]:
     """Per question row (ledger order, then question order): its answer key (None: its memory failed) and
     what it asks; and the reader tasks, one per distinct answer key in row order, each built from its
     first row when the cache does not hold it."""
     answer_key = KeyTemplate(("memory", "question"), reader=read.name, revision=read.revision)
     tails: dict[str, bytes] = {}  # question hash -> the rest of its answer keys' record
     keys: list[str | None] = []
-    asked: list[_Asked] = []
+    asked: list[Asked] = []
     entries: list[dict[str, Any]] = []  # per row: its ledger row
     for entry in ledger:
         of_goal = questions[entry["goal_id"]]
@@ -127,7 +128,7 @@ def _rows_of(answers: dict[str, Any], keys: list[str | None], by_answer: dict[st
     return sorted(i for key in answers for i in by_answer[key])
 
 
-def _verdict_tasks(keys: list[str | None], asked: list[_Asked], judged: Method) -> Follow:
+def verdict_tasks(keys: list[str | None], asked: list[Asked], judged: Method) -> Follow:
     """The `follow` of the answer stage: given answers as they come in, turn their rows' answer keys in
     `keys` into verdict keys (None where the answer failed) and return the verdict tasks not asked for
     before, in row order (as judging after all reading would order them), each built from its first row

@@ -105,7 +105,7 @@ def budget_violations(
     """Ledger rows whose memory, re-encoded here, has more tokens than the row's budget."""
     rows = [r for r in ledger if "error" not in memories[r["memory_key"]]]
     texts = list({memories[r["memory_key"]]["memory"] for r in rows})
-    lengths = dict(zip(texts, (len(ids) for ids in codec.encode_batch(texts)), strict=True))
+    lengths = dict(zip(texts, codec.count_batch(texts), strict=True))
     return sum(lengths[memories[r["memory_key"]]["memory"]] > r["budget"] for r in rows)
 
 

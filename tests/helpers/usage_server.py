@@ -14,8 +14,10 @@ import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from tests.helpers.peer import JsonPeer
 
 
 def sound_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
@@ -23,20 +25,8 @@ def sound_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
     return sum(len(m["content"]) for m in messages) // 10, 1
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JsonPeer):
     server: UsageServer
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:
         with self.server.lock:

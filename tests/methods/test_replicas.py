@@ -24,7 +24,7 @@ def _ask(down: set[str], calls: list[tuple[str, bool]]):
 
 
 def test_a_replica_that_does_not_answer_is_left_out_with_one_warning(caplog):
-    replicas = ReplicaSet(("http://a/v1", "http://b/v1", "http://c/v1"), {}, 5.0, 2)
+    replicas = ReplicaSet(("http://a/v1", "http://b/v1", "http://c/v1"), {}, 5.0)
     calls: list[tuple[str, bool]] = []
     with caplog.at_level(logging.WARNING, logger="gacc_hf"):
         answers = replicas.answers(_ask({"http://b/v1"}, calls), Down)
@@ -37,7 +37,7 @@ def test_a_replica_that_does_not_answer_is_left_out_with_one_warning(caplog):
 
 
 def test_all_answering_warns_of_nothing_and_none_answering_gets_the_usual_retries(caplog):
-    replicas = ReplicaSet(("http://a/v1", "http://b/v1"), {}, 5.0, 2)
+    replicas = ReplicaSet(("http://a/v1", "http://b/v1"), {}, 5.0)
     with caplog.at_level(logging.WARNING, logger="gacc_hf"):
         assert len(replicas.answers(_ask(set(), []), Down)) == 2
     assert caplog.records == [] and len(replicas.replicas) == 2
@@ -49,7 +49,7 @@ def test_all_answering_warns_of_nothing_and_none_answering_gets_the_usual_retrie
 
 
 def test_a_single_server_is_asked_with_its_retries_and_never_left_out():
-    replicas = ReplicaSet(("http://a/v1",), {}, 5.0, 2)
+    replicas = ReplicaSet(("http://a/v1",), {}, 5.0)
     calls: list[tuple[str, bool]] = []
     with pytest.raises(Down):
         replicas.answers(_ask({"http://a/v1"}, calls), Down)

@@ -9,7 +9,7 @@ import pytest
 
 from gacc_hf.cost.usage import Metered
 from gacc_hf.methods.registry import resolve
-from gacc_hf.methods.served_usage import usage_report_problem
+from gacc_hf.methods.served_usage import message_tokens, usage_report_problem
 from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.tokenizer import get_codec
 from tests.helpers.usage_server import sound_usage, usage_server
@@ -73,3 +73,22 @@ def test_a_served_method_counts_its_prompt_without_a_call() -> None:
     codec = get_codec()
     assert tokens == sum(len(codec.encode(m["content"])) for m in reader.messages(item))
     assert reader.token_counter == "cl100k_base"
+
+
+ENDINGS = ["", ".", "。", "  ", " \n", "\n\n", "\t", "'s", "123", "！”", "--", "\r\n"]
+STARTS = ["When?", "截止日期是哪天？", " spaced", "'ll do", "42 items", "\nline"]
+
+
+@pytest.mark.parametrize("ending", ENDINGS)
+@pytest.mark.parametrize("memory", ["The deadline moved to 3 March", "备忘录：截止日期改到三月三日"])
+def test_a_prompt_counted_in_two_parts_counts_as_a_whole(memory: str, ending: str) -> None:
+    codec = get_codec()
+    for start in STARTS:
+        content = f"Memory:\n{memory}{ending}\n\nQuestion: {start}"
+        assert message_tokens(content) == len(codec.encode(content)), (ending, start)
+        assert message_tokens(content) == message_tokens(content)  # the remembered head gives the same count
+
+
+def test_a_prompt_without_a_question_is_counted_whole() -> None:
+    content = "Document:\n备忘录：截止日期是三月三日。\n\nQuestions follow"
+    assert message_tokens(content) == len(get_codec().encode(content))

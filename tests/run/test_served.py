@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -21,29 +21,18 @@ from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.methods.openai_server import OpenAIReader, ServerError, Settings
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.cache import CACHE_FILENAME
+from tests.helpers.peer import JsonPeer
 from tests.methods.test_openai_server import KEY, _assert_key_not_written
 from tests.run.test_resume import _comparable, _results, _stored
 
 pytestmark = pytest.mark.server
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonPeer):
     """Chat: the reader gets its question back, the judge "yes", after `delay` s; a server marked `down`
     drops every request without an answer (as a crashed replica would)."""
 
-    protocol_version = "HTTP/1.1"
     server: _Server
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
 
     def do_GET(self) -> None:
         self._send({"object": "list", "data": [self.server.entry]})
