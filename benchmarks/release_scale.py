@@ -13,8 +13,9 @@ Printed, each with the load average: calls per role (the servers' counts); wall 
 ideal = Σ service times ÷ (64 × 2) over every request the servers saw (the definition of
 `benchmarks/servers.py`), and against the critical path, Σ compressor service ÷ 128 + max(Σ reader,
 Σ judge service) ÷ 128 (compressors run one after another, reader and judge pipelined); the `gacc run`
-process's peak RSS (`os.wait4`); the cache's size on disk; the wall time of `gacc report` and `gacc compare`
-on the results folder. Then a second run on a fresh cache is SIGKILLed once the servers have seen half the
+process's peak RSS (`os.wait4`: the largest of it and its children) and its processes' summed RSS (sampled
+from /proc every 0.2 s); the cache's size on disk; the wall time of `gacc report` and `gacc compare` on the
+results folder. Then a second run on a fresh cache is SIGKILLed once the servers have seen half the
 cold run's requests and the same command is run again: the servers' counts of both parts against the cold
 run's, and the results folder against the cold run's (answers.parquet whole, memories.parquet but for its
 `cached` column, and every score, outcome and integrity table of results.json).
@@ -100,14 +101,29 @@ def command(servers: Servers, data: Path, cache: Path, out: Path, bootstrap: int
     ]  # fmt: skip
 
 
+def group_rss(pgid: int) -> int:
+    """Bytes resident in the processes of process group `pgid` together (from /proc)."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(fields[2]) == pgid:  # fields after the name: state, ppid, pgrp, ...; rss is the 22nd
+            total += int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+    return total
+
+
 def run_child(cmd: list[str], log: Path, kill_when: Any = None) -> dict[str, Any]:
-    """Run `cmd` (its output to `log`); SIGKILL it when `kill_when()` turns true. Wall, exit, peak RSS."""
+    """Run `cmd` (its output to `log`); SIGKILL it when `kill_when()` turns true. Wall, exit, peak RSS of the
+    process (`os.wait4`: the largest of it and its children) and of its process group summed (sampled)."""
     started = time.perf_counter()
     with log.open("w") as sink:
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
-        killed = False
-        while kill_when is not None and proc.poll() is None:
-            if kill_when():
+        killed, summed = False, 0
+        while proc.poll() is None:
+            summed = max(summed, group_rss(proc.pid))
+            if kill_when is not None and kill_when():
                 os.killpg(proc.pid, signal.SIGKILL)
                 killed = True
                 break
@@ -117,7 +133,13 @@ def run_child(cmd: list[str], log: Path, kill_when: Any = None) -> dict[str, Any
     code = os.waitstatus_to_exitcode(status)
     if code != 0 and not killed:
         sys.exit(f"{' '.join(cmd[:4])} ... exited {code}; see {log}")
-    return {"wall": wall, "code": code, "rss_gb": usage.ru_maxrss * 1024 / 1e9, "killed": killed}
+    return {
+        "wall": wall,
+        "code": code,
+        "rss_gb": usage.ru_maxrss * 1024 / 1e9,
+        "group_gb": summed / 1e9,
+        "killed": killed,
+    }
 
 
 def timed(cmd: list[str], log: Path) -> float:
@@ -139,7 +161,9 @@ def cold_run(servers: Servers, data: Path, work: Path, bootstrap: int | None) ->
     print(f"  wall {run['wall']:.1f} s; ideal (Σ service {sum(service.values()):,.0f} s ÷ {capacity}) "
           f"{ideal:.1f} s: wall ÷ ideal {run['wall'] / ideal:.2f}")  # fmt: skip
     print(f"  critical path (compressors + max(reader, judge)) {path:.1f} s: wall ÷ path {run['wall'] / path:.2f}")
-    print(f"  peak RSS of gacc run {run['rss_gb']:.2f} GB")
+    print(
+        f"  peak RSS of gacc run {run['rss_gb']:.2f} GB; of its processes together (sampled) {run['group_gb']:.2f} GB"
+    )
     size = sum(f.stat().st_size for f in (work / "cache").rglob("*") if f.is_file())
     print(f"  cache on disk {size / 1e6:,.1f} MB ({load()})")
     return {"total": sum(total.values()), "per_role": total, **run}

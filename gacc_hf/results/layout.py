@@ -134,10 +134,23 @@ def json_bytes(payload: Mapping[str, Any]) -> bytes:
     return (json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
+#: rows per Parquet row group
+ROW_GROUP = 8_192
+
+
 def parquet_bytes(rows: list[dict[str, Any]], types: Mapping[str, pa.DataType]) -> bytes:
-    """Rows as Parquet; known columns get their declared type, unknown ones are inferred."""
+    """Rows as Parquet; known columns get their declared type, unknown ones are inferred from all rows.
+
+    Written `ROW_GROUP` rows at a time: Arrow holds one row group's columns, never the whole table (a
+    release's memories are half a gigabyte of text)."""
     names = list(dict.fromkeys(k for row in rows for k in row)) or list(types)
-    columns = [pa.array([row.get(n) for row in rows], type=types.get(n)) for n in names]
+    schema = pa.schema(
+        [pa.field(n, types[n] if n in types else pa.array([row.get(n) for row in rows]).type) for n in names]
+    )
     buf = io.BytesIO()
-    pq.write_table(pa.Table.from_arrays(columns, names=names), buf)
+    with pq.ParquetWriter(buf, schema) as writer:
+        for start in range(0, len(rows), ROW_GROUP):
+            chunk = rows[start : start + ROW_GROUP]
+            columns = [pa.array([row.get(f.name) for row in chunk], type=f.type) for f in schema]
+            writer.write_table(pa.Table.from_arrays(columns, schema=schema))
     return buf.getvalue()

@@ -25,16 +25,17 @@ from gacc_hf.data.fingerprint import fingerprint
 from gacc_hf.data.loading import from_memory, load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
+from gacc_hf.run.aside import Aside
 from gacc_hf.run.cache import Cache
-from gacc_hf.run.cache.matches import match_memories
+from gacc_hf.run.cache.matches import APART_FROM, find_matches, finish_matches, plan_matches
 from gacc_hf.run.calls import Executor, MethodError, OnError, resolve_method
 from gacc_hf.run.collection import fewer_collections
-from gacc_hf.run.compress import compute_memories, fill_ledger
+from gacc_hf.run.compress import add_evidence, compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_groups
 from gacc_hf.run.plan import plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
-from gacc_hf.run.read import read_and_judge
+from gacc_hf.run.read import answer_rows, read_and_judge
 from gacc_hf.run.tasks import Method
 from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.integrity import budget_violations, count_errors, exposure_rows
@@ -171,14 +172,20 @@ def run_benchmark(
         n_count_errors = count_errors(work, n_tokens, [r for r, _ in setup.ratios], cache, progress)
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
-        matched = match_memories(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
-        fill_ledger(plan, memories, evidence := [m.evidence for m in matched])
-        exposures = exposure_rows(plan.ledger, [m.exposed for m in matched])
-        violations = budget_violations(plan.ledger, memories, codec)
-        kept: dict[str, Any] = {}
-        answers = read_and_judge(work, plan.ledger, memories, evidence, setup.reader, setup.judge, ex, kept)
+        matching = plan_matches(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
+        goals = {g.goal_id: g for g in work}
+        fill_ledger(plan, memories)
+        apart = len(matching.todo) >= APART_FROM  # the matcher works while the reader's calls are made
+        with Aside(find_matches, matching.todo, goals, matching.held, apart=apart) as found:
+            violations = budget_violations(plan.ledger, memories, codec)
+            kept: dict[str, Any] = {}
+            outcome = read_and_judge(work, plan.ledger, memories, setup.reader, setup.judge, ex, kept)
+            matched = finish_matches(matching, plan.ledger, goals, found.result(), cache)
     finally:
         cache.close()
+    add_evidence(plan, evidence := [m.evidence for m in matched])
+    exposures = exposure_rows(plan.ledger, [m.exposed for m in matched])
+    answers = answer_rows(work, plan.ledger, memories, evidence, outcome)
     scores = score_answers(answers, n_bootstrap, seed)
     return BenchmarkResult(
         scores=scores,

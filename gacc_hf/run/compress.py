@@ -78,10 +78,10 @@ def compute_memories(
     return values
 
 
-def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], evidence: list[list[bool]]) -> None:
-    """Copy each memory's accounting and text, and each row's evidence hits, into the ledger rows (plan order
-    kept). `evidence` holds each row's per-question evidence flags (`gacc_hf.run.cache.matches`)."""
-    for row, flags in zip(plan.ledger, evidence, strict=True):
+def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]]) -> None:
+    """Copy each memory's accounting and text into the ledger rows (plan order kept); the evidence columns
+    stay empty until `add_evidence` (the matcher may still be working on them)."""
+    for row in plan.ledger:
         v = values[row["memory_key"]]
         ok = "error" not in v
         row.update({f: v.get(f) for f in _LEDGER_FIELDS})
@@ -91,8 +91,15 @@ def fill_ledger(plan: MemoryPlan, values: dict[str, dict[str, Any]], evidence: l
                 "cached": v.get("cached", False),
                 "memory": v.get("memory") if ok else None,
                 "memory_sha256": text_hash(v["memory"]) if ok else None,
-                "n_questions": len(flags),
-                "evidence_hits": sum(flags),
+                "n_questions": None,
+                "evidence_hits": None,
                 "error": v.get("error"),
             }
         )
+
+
+def add_evidence(plan: MemoryPlan, evidence: list[list[bool]]) -> None:
+    """Each row's question count and evidence hits, from its per-question evidence flags
+    (`gacc_hf.run.cache.matches`)."""
+    for row, flags in zip(plan.ledger, evidence, strict=True):
+        row["n_questions"], row["evidence_hits"] = len(flags), sum(flags)

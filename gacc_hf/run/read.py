@@ -44,22 +44,24 @@ def asked_of(group: Group) -> list[Asked]:
     return [(q, group, text_hash(q.question), _references_hash(q.references), source_hash) for q in group.questions]
 
 
+Outcome = tuple[list[str | None], list[str | None], dict[str, Any], dict[str, Any]]
+
+
 def read_and_judge(
     groups: list[Group],
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
-    evidence: Sequence[Sequence[bool]],
     read: Method,
     judged: Method,
     ex: Executor,
     kept: dict[str, Any] | None = None,
-) -> list[dict[str, Any]]:
-    """One row per (ledger row, question): answer, verdict, evidence and the texts they came from.
+) -> Outcome:
+    """Every answer and verdict the ledger's questions need: per question row (ledger order, then question
+    order) its answer key (None: its memory failed) and verdict key (None: its answer failed), and the
+    answer and verdict values by key (`answer_rows` makes the rows of them).
 
-    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.cache.matches`). `kept`,
-    when given, receives each row's answer and verdict keys and the values by key (what the cost of a
-    cell is attributed from, `gacc_hf.cost.cells`)."""
-    by_goal = {g.goal_id: g for g in groups}
+    `kept`, when given, receives each row's answer and verdict keys and the values by key (what the cost of
+    a cell is attributed from, `gacc_hf.cost.cells`)."""
     questions = {g.goal_id: asked_of(g) for g in groups}
     keys, asked, read_tasks = answer_keys(ledger, memories, questions, read)
     verdict_keys = list(keys)  # per row: its answer key, then its verdict key (None: nothing to ask)
@@ -69,7 +71,19 @@ def read_and_judge(
     answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
     if kept is not None:
         kept.update(answer_keys=keys, verdict_keys=verdict_keys, answers=answers, verdicts=verdicts)
-    return _rows(ledger, memories, evidence, by_goal, (keys, verdict_keys, answers, verdicts))
+    return keys, verdict_keys, answers, verdicts
+
+
+def answer_rows(
+    groups: list[Group],
+    ledger: list[dict[str, Any]],
+    memories: dict[str, dict[str, Any]],
+    evidence: Sequence[Sequence[bool]],
+    outcome: Outcome,
+) -> list[dict[str, Any]]:
+    """One row per (ledger row, question): answer, verdict, evidence and the texts they came from.
+    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.cache.matches`)."""
+    return _rows(ledger, memories, evidence, {g.goal_id: g for g in groups}, outcome)
 
 
 def answer_keys(
@@ -174,7 +188,7 @@ def _rows(
     memories: dict[str, dict[str, Any]],
     evidence: Sequence[Sequence[bool]],
     by_goal: dict[str, Group],
-    outcome: tuple[list[str | None], list[str | None], dict[str, Any], dict[str, Any]],
+    outcome: Outcome,
 ) -> list[dict[str, Any]]:
     """The answer rows, each built once with every field in its final place (column order as written).
 

@@ -43,6 +43,9 @@ from gacc_hf.text import screen as screen_module
 from gacc_hf.text.matching import Normalized, normalized
 
 KIND = "matches"
+#: pending entries from which a run works them out in a process of its own (`gacc_hf.run.aside`): below it,
+#: starting the process (about 2 s) costs more than it saves
+APART_FROM = 2_000
 INPUTS = "matches-inputs"
 TEXT = "text"
 PARTS = ("memory", "references", "source", "held", "goal")
@@ -78,15 +81,38 @@ def key_template() -> KeyTemplate:
     return KeyTemplate(PARTS, matcher=matches_revision())
 
 
-def match_memories(
+class Pending(NamedTuple):
+    """An entry still to work out: its key, its memory's text, its goal and context, and the goal shown."""
+
+    key: str
+    memory: str
+    goal_id: str
+    context_id: str
+    shown_goal: str
+
+
+class MatchPlan(NamedTuple):
+    """A run's matching, planned (`plan_matches`): per ledger row its key (None: its memory failed), the
+    entries the cache holds, those of them claiming an exposure, and the distinct entries to work out."""
+
+    keys: list[str | None]
+    found: dict[str, Matched]
+    suspect: set[str]
+    todo: list[Pending]
+    inputs: dict[str, tuple[str, ...]]
+    texts: _Texts
+    held: dict[str, list[tuple[str, str]]]
+
+
+def plan_matches(
     ledger: Sequence[Mapping[str, Any]],
     memories: Mapping[str, Mapping[str, Any]],
     work: Sequence[Group],
     every_group: Sequence[Group],
     shown_goals: Mapping[str, str],
     cache: Cache,
-) -> list[Matched]:
-    """Per ledger row (in order), what the matcher finds in its memory; a failed memory finds nothing.
+) -> MatchPlan:
+    """The keys of the ledger's rows, what the cache holds for them, and what is left to work out.
 
     `work` holds the groups of the ledger's rows, `every_group` every group of the dataset (the leak audit
     counts a context's other goals too); `shown_goals` maps a shown goal id to its text.
@@ -120,33 +146,76 @@ def match_memories(
             flags = patterns[value["evidence"]] = [f == "1" for f in value["evidence"]]
         found[key] = Matched(flags, [(kind, text) for kind, text in value["exposed"]] if value["exposed"] else [])
     suspect = {key for key, m in found.items() if m.exposed}  # believed only once recomputed
-    fresh: dict[str, Matched] = {}
-    forms: dict[str, Normalized] = {}  # each memory text normalised once, held while its context's rows last
-    forms_context = None
-    out: list[Matched] = []
+    todo: dict[str, Pending] = {}
     for row, key in zip(ledger, keys, strict=True):
-        group = goals[row["goal_id"]]
-        if key is None:
-            out.append(Matched([False] * len(group.questions), []))
+        if key is None or key in todo:
             continue
-        matched = found.get(key) or fresh.get(key)
-        if matched is None or len(matched.evidence) != len(group.questions) or key in suspect:
-            text = memories[row["memory_key"]]["memory"]
-            if row["context_id"] != forms_context:
-                forms, forms_context = {}, row["context_id"]
-            form = forms.get(text) or forms.setdefault(text, memory_form(text))
-            exposed = audit.exposed(form, group.context, shown_goals[row["shown_goal_id"]])
-            recomputed = Matched(evidence_flags(form, group.questions), exposed)
-            if matched is not None and key in suspect and matched != recomputed:
-                cache.reject(KIND, key, "its exposures differ from the memory's; recomputed")
-            matched = fresh[key] = recomputed
-            suspect.discard(key)
-        out.append(matched)
+        stored = found.get(key)
+        if stored is None or len(stored.evidence) != len(goals[row["goal_id"]].questions) or key in suspect:
+            memory = memories[row["memory_key"]]["memory"]
+            todo[key] = Pending(key, memory, row["goal_id"], row["context_id"], shown_goals[row["shown_goal_id"]])
+    return MatchPlan(keys, found, suspect, list(todo.values()), inputs, texts, audit.held)
+
+
+def find_matches(
+    todo: Sequence[Pending], goals: Mapping[str, Group], held: Mapping[str, list[tuple[str, str]]]
+) -> dict[str, Matched]:
+    """What the matcher finds for each pending entry: a pure function of its arguments, so that it can run in
+    a process of its own (`gacc_hf.run.aside`). Each memory text is normalised once while its context's
+    entries last (they come in ledger order)."""
+    audit = LeakAudit.of_held(held)
+    found: dict[str, Matched] = {}
+    forms: dict[str, Normalized] = {}
+    forms_context = None
+    for entry in todo:
+        group = goals[entry.goal_id]
+        if entry.context_id != forms_context:
+            forms, forms_context = {}, entry.context_id
+        form = forms.get(entry.memory) or forms.setdefault(entry.memory, memory_form(entry.memory))
+        exposed = audit.exposed(form, group.context, entry.shown_goal)
+        found[entry.key] = Matched(evidence_flags(form, group.questions), exposed)
+    return found
+
+
+def finish_matches(
+    plan: MatchPlan,
+    ledger: Sequence[Mapping[str, Any]],
+    goals: Mapping[str, Group],
+    fresh: Mapping[str, Matched],
+    cache: Cache,
+) -> list[Matched]:
+    """Per ledger row (in order), what the matcher finds in its memory, from the cache or `fresh` (what
+    `find_matches` worked out for `plan.todo`); a failed memory finds nothing. A stored entry whose
+    exposures differ from the recomputed ones is rejected; the fresh entries are stored."""
+    for key in plan.suspect:
+        if plan.found[key] != fresh[key]:
+            cache.reject(KIND, key, "its exposures differ from the memory's; recomputed")
+    out = [
+        Matched([False] * len(goals[row["goal_id"]].questions), [])
+        if key is None
+        else fresh.get(key) or plan.found[key]
+        for row, key in zip(ledger, plan.keys, strict=True)
+    ]
     if fresh and not cache.read_only:
         cache.put_many(KIND, {key: _stored(m) for key, m in fresh.items()})
-        cache.put_many(INPUTS, {key: list(inputs[key]) for key in fresh})
-        cache.put_many(TEXT, texts.of(h for key in fresh for h in inputs[key]))
+        cache.put_many(INPUTS, {key: list(plan.inputs[key]) for key in fresh})
+        cache.put_many(TEXT, plan.texts.of(h for key in fresh for h in plan.inputs[key]))
     return out
+
+
+def match_memories(
+    ledger: Sequence[Mapping[str, Any]],
+    memories: Mapping[str, Mapping[str, Any]],
+    work: Sequence[Group],
+    every_group: Sequence[Group],
+    shown_goals: Mapping[str, str],
+    cache: Cache,
+) -> list[Matched]:
+    """Per ledger row (in order), what the matcher finds in its memory: `plan_matches`, `find_matches` here,
+    `finish_matches` (a run works the pending entries out in a process of its own meanwhile)."""
+    plan = plan_matches(ledger, memories, work, every_group, shown_goals, cache)
+    goals = {g.goal_id: g for g in work}
+    return finish_matches(plan, ledger, goals, find_matches(plan.todo, goals, plan.held), cache)
 
 
 def memory_form(text: str) -> Normalized:

@@ -10,6 +10,7 @@ import pytest
 
 import gacc_hf.run.cache.matches as matches_module
 from gacc_hf.data.schema import SAMPLE_PATH, Group, Question
+from gacc_hf.run.aside import Aside
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
 from gacc_hf.run.cache.matches import KIND, Matched, match_memories, matches_revision
 from gacc_hf.scoring import evidence, integrity
@@ -162,3 +163,17 @@ def test_memories_are_matched_without_filling_the_matchers_memo(rows, tmp_path):
         matching.normalized(memory)
         assert matching.normalized.cache_info().hits == hits  # worked out again: the run did not keep it
     assert matches_module.memory_form(EN_ROWS[0]["context"]) == matching.normalized(EN_ROWS[0]["context"])
+
+
+def test_the_matcher_in_a_process_of_its_own_finds_what_it_finds_here(tmp_path, monkeypatch):
+    import gacc_hf.run.benchmark as benchmark_module
+
+    rows, kwargs = EN_ROWS + ZH_ROWS, {"compressor": ["goal-lines", _leaky], "ratios": [0.2, 1.0]}
+    here = rules_run(rows, cache_dir=str(tmp_path / "here"), **kwargs)
+    monkeypatch.setattr(benchmark_module, "APART_FROM", 0)
+    spawned = []
+    monkeypatch.setattr(benchmark_module, "Aside", lambda *a, apart: spawned.append(apart) or Aside(*a, apart=apart))
+    apart = rules_run(rows, cache_dir=str(tmp_path / "apart"), **kwargs)
+    assert spawned == [True] and here.exposures  # the leaky compressor gives the audit something to find
+    assert (apart.exposures, apart.memories, apart.answers) == (here.exposures, here.memories, here.answers)
+    assert _entries(tmp_path / "apart") == _entries(tmp_path / "here")  # the same entries stored
