@@ -27,15 +27,15 @@ from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.aside import Aside
 from gacc_hf.run.cache import Cache
-from gacc_hf.run.cache.matches import APART_FROM, find_matches, finish_matches, plan_matches
+from gacc_hf.run.cache.matches import APART_FROM, Matched, find_matches, finish_matches, plan_matches
 from gacc_hf.run.calls import Executor, MethodError, OnError, resolve_method
 from gacc_hf.run.collection import fewer_collections
 from gacc_hf.run.compress import add_evidence, compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_groups
-from gacc_hf.run.plan import plan_memories
+from gacc_hf.run.plan import MemoryPlan, plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
-from gacc_hf.run.read import answer_rows, read_and_judge
+from gacc_hf.run.read import Outcome, answer_rows, read_and_judge
 from gacc_hf.run.tasks import Method
 from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.integrity import budget_violations, count_errors, exposure_rows
@@ -172,15 +172,9 @@ def run_benchmark(
         n_count_errors = count_errors(work, n_tokens, [r for r, _ in setup.ratios], cache, progress)
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
-        matching = plan_matches(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
-        goals = {g.goal_id: g for g in work}
         fill_ledger(plan, memories)
-        apart = len(matching.todo) >= APART_FROM  # the matcher works while the reader's calls are made
-        with Aside(find_matches, matching.todo, goals, matching.held, apart=apart) as found:
-            violations = budget_violations(plan.ledger, memories, codec)
-            kept: dict[str, Any] = {}
-            outcome = read_and_judge(work, plan.ledger, memories, setup.reader, setup.judge, ex, kept)
-            matched = finish_matches(matching, plan.ledger, goals, found.result(), cache)
+        violations = budget_violations(plan.ledger, memories, codec)
+        outcome, matched = _read_and_match(setup, work, plan, memories, ex, cache, kept := {})
     finally:
         cache.close()
     add_evidence(plan, evidence := [m.evidence for m in matched])
@@ -204,6 +198,24 @@ def run_benchmark(
         usage=_usage(ex, setup, plan.ledger, memories, answers, kept),
         prices=priced,
     )
+
+
+def _read_and_match(
+    setup: RunSetup,
+    work: list[Group],
+    plan: MemoryPlan,
+    memories: dict[str, dict[str, Any]],
+    ex: Executor,
+    cache: Cache,
+    kept: dict[str, Any],
+) -> tuple[Outcome, list[Matched]]:
+    """The reader's and the judge's calls, and meanwhile what the matcher finds in each row's memory (in a
+    process of its own when it has enough to work out); its findings are stored once the calls are done."""
+    matching = plan_matches(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
+    goals = {g.goal_id: g for g in work}
+    with Aside(find_matches, matching.todo, goals, matching.held, apart=len(matching.todo) >= APART_FROM) as found:
+        outcome = read_and_judge(work, plan.ledger, memories, setup.reader, setup.judge, ex, kept)
+        return outcome, finish_matches(matching, plan.ledger, goals, found.result(), cache)
 
 
 def _meter(limits: SpendingLimits | None, shard: Any) -> Meter | None:
