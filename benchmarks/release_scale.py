@@ -121,14 +121,14 @@ def run_child(cmd: list[str], log: Path, kill_when: Any = None) -> dict[str, Any
     with log.open("w") as sink:
         proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
         killed, summed = False, 0
-        while proc.poll() is None:
+        while not (ended := os.wait4(proc.pid, os.WNOHANG))[0]:  # never reaped before wait4 has its usage
             summed = max(summed, group_rss(proc.pid))
             if kill_when is not None and kill_when():
                 os.killpg(proc.pid, signal.SIGKILL)
-                killed = True
+                killed, ended = True, os.wait4(proc.pid, 0)
                 break
             time.sleep(0.2)
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status, usage = ended
     wall = time.perf_counter() - started
     code = os.waitstatus_to_exitcode(status)
     if code != 0 and not killed:
