@@ -85,10 +85,9 @@ class ServedUsage:
     @staticmethod
     def prompt_tokens(messages: Sequence[dict[str, str]]) -> int:
         """cl100k tokens of the messages' text (the server's template and tokenizer are unknown); one message
-        at a time, since a dry run counts hundreds of thousands of short prompts (a thread pool per call, as
-        `count_batch` makes, would cost more than the encoding)."""
-        codec = get_codec()
-        return sum(codec.count(m["content"]) for m in messages)
+        at a time (`message_tokens`), since a dry run counts hundreds of thousands of prompts (a thread pool
+        per call, as `count_batch` makes, would cost more than the encoding)."""
+        return sum(message_tokens(m["content"]) for m in messages)
 
     def usage(self, reported: Any, messages: Sequence[dict[str, str]], reply: str, max_tokens: int) -> dict[str, Any]:
         """The call's usage record: `server` when the report is sound, else `local`."""

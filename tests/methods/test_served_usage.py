@@ -9,7 +9,7 @@ import pytest
 
 from gacc_hf.cost.usage import Metered
 from gacc_hf.methods.registry import resolve
-from gacc_hf.methods.served_usage import message_tokens, usage_report_problem
+from gacc_hf.methods.served_usage import _head_tokens, message_tokens, usage_report_problem
 from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.tokenizer import get_codec
 from tests.helpers.usage_server import sound_usage, usage_server
@@ -73,6 +73,10 @@ def test_a_served_method_counts_its_prompt_without_a_call() -> None:
     codec = get_codec()
     assert tokens == sum(len(codec.encode(m["content"])) for m in reader.messages(item))
     assert reader.token_counter == "cl100k_base"
+    seen = _head_tokens.cache_info().hits
+    other = ReaderInput(item.memory, "另一个问题？")
+    assert reader.prompt_tokens(other) == sum(len(codec.encode(m["content"])) for m in reader.messages(other))
+    assert _head_tokens.cache_info().hits == seen + 1  # the memory's part was counted once for both questions
 
 
 ENDINGS = ["", ".", "。", "  ", " \n", "\n\n", "\t", "'s", "123", "！”", "--", "\r\n"]
