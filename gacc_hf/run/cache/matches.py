@@ -203,21 +203,6 @@ def finish_matches(
     return out
 
 
-def match_memories(
-    ledger: Sequence[Mapping[str, Any]],
-    memories: Mapping[str, Mapping[str, Any]],
-    work: Sequence[Group],
-    every_group: Sequence[Group],
-    shown_goals: Mapping[str, str],
-    cache: Cache,
-) -> list[Matched]:
-    """Per ledger row (in order), what the matcher finds in its memory: `plan_matches`, `find_matches` here,
-    `finish_matches` (a run works the pending entries out in a process of its own meanwhile)."""
-    plan = plan_matches(ledger, memories, work, every_group, shown_goals, cache)
-    goals = {g.goal_id: g for g in work}
-    return finish_matches(plan, ledger, goals, find_matches(plan.todo, goals, plan.held), cache)
-
-
 def memory_form(text: str) -> Normalized:
     """A memory's matching form, worked out outside the matcher's memo: a memory is matched once per run, and
     the memo would hold thousands of long memories, each in three forms, for the rest of the run."""

@@ -12,7 +12,7 @@ import gacc_hf.run.cache.matches as matches_module
 from gacc_hf.data.schema import SAMPLE_PATH, Group, Question
 from gacc_hf.run.aside import Aside
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
-from gacc_hf.run.cache.matches import KIND, Matched, match_memories, matches_revision
+from gacc_hf.run.cache.matches import KIND, Matched, find_matches, finish_matches, matches_revision, plan_matches
 from gacc_hf.scoring import evidence, integrity
 from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.scoring.integrity import find_exposures
@@ -81,7 +81,9 @@ def test_what_is_found_equals_the_audits_computed_directly():
     }
     ledger = [_ledger_row("m1", "c/g"), _ledger_row("m2", "c/g", shown="c/g"), _ledger_row("m3", "c/g")]
     shown = {"": "", "c/g": group.goal}
-    found = match_memories(ledger, memories, [group], [group], shown, Cache(None))
+    with Cache(None) as cache:
+        plan = plan_matches(ledger, memories, [group], [group], shown, cache)
+        found = finish_matches(plan, ledger, {"c/g": group}, find_matches(plan.todo, {"c/g": group}, plan.held), cache)
     assert found[0] == Matched([False, True, False], [])  # `45 minutes` is not in `145 minutes`
     assert found[1] == Matched([False, False, True], [("question", "How long was it read-only?")])
     assert found[2] == Matched([False, False, False], [])  # a failed memory finds nothing
