@@ -37,25 +37,26 @@ def test_the_text_plan_after_a_run_is_exact_and_all_cached(tmp_path: Path, capsy
     assert "reader      fields    4      4       0" in out
 
 
-def test_a_dry_run_with_a_served_method_missing_from_the_prices_is_refused(tmp_path: Path, capsys) -> None:
+def _served_dry_run(tmp_path: Path, capsys, prices_yaml: str, options: str = "", *extra: str) -> tuple:
+    """A dry run with a served reader (`openai:echo` on a usage server) and these prices; it sends nothing."""
     prices = tmp_path / "prices.yaml"
-    prices.write_text("prices:\n  truncate: {prompt: 0, completion: 0}\n", encoding="utf-8")
+    prices.write_text(prices_yaml, encoding="utf-8")
     with usage_server() as server:
-        reader = f"openai:echo@{server.url}"
-        code, out, err = outcome(run_args(tmp_path, "--reader", reader, "--prices", str(prices), "--dry-run"), capsys)
+        reader = f"openai:echo@{server.url}{options}"
+        result = outcome(run_args(tmp_path, "--reader", reader, "--prices", str(prices), "--dry-run", *extra), capsys)
         assert server.chats == 0
+    return result
+
+
+def test_a_dry_run_with_a_served_method_missing_from_the_prices_is_refused(tmp_path: Path, capsys) -> None:
+    code, out, err = _served_dry_run(tmp_path, capsys, "prices:\n  truncate: {prompt: 0, completion: 0}\n")
     assert code == errors.BAD_INPUT and out == "" and len(err.strip().splitlines()) == 1
     assert "no price for the reader 'openai:echo'" in err
 
 
 def test_a_priced_dry_run_shows_the_cost_bound(tmp_path: Path, capsys) -> None:
-    prices = tmp_path / "prices.yaml"
-    prices.write_text("currency: USD\nprices:\n  echo: {prompt: 1000000, completion: 2000000}\n", encoding="utf-8")
-    with usage_server() as server:
-        reader = f"openai:echo@{server.url}?max_tokens=5"
-        argv = run_args(tmp_path, "--reader", reader, "--prices", str(prices), "--dry-run", "--format", "json")
-        code, out, _ = outcome(argv, capsys)
-        assert server.chats == 0
+    prices = "currency: USD\nprices:\n  echo: {prompt: 1000000, completion: 2000000}\n"
+    code, out, _ = _served_dry_run(tmp_path, capsys, prices, "?max_tokens=5", "--format", "json")
     need = next(n for n in json.loads(out)["needs"] if n["role"] == "reader")
     assert code == errors.OK and need["completion_bound"] == 4 * 5  # 4 questions, at most 5 tokens each
     assert need["cost_bound"] == need["prompt_tokens"] + 2 * 20 and not need["exact"]

@@ -4,6 +4,7 @@ from gacc_hf.methods.registry import known, resolve
 from gacc_hf.methods.rules import FieldsReader, GoalLinesCompressor, TruncateCompressor
 from gacc_hf.protocol import CompressorInput, ReaderInput
 from gacc_hf.tokenizer import get_codec
+from tests.helpers.counting_codec import CountingCodec
 
 DOC = "Title line\nOwner team: payments\nReplica count: 12\nDeploy region: eu-west-1\nClosing remark."
 
@@ -73,20 +74,6 @@ def test_registry_resolves_names_and_passes_callables():
         resolve("critic", "exact")  # type: ignore[arg-type]
 
 
-class _CountingCodec:
-    """The real codec, counting the texts it encodes."""
-
-    def __init__(self):
-        self.codec, self.encoded = get_codec(), []
-
-    def encode(self, text):
-        self.encoded.append(text)
-        return self.codec.encode(text)
-
-    def decode(self, ids):
-        return self.codec.decode(ids)
-
-
 EN_SOURCE = "Owner: Mei Tanaka\nRegion: eu-west-1\nThe pager fired twice.\nTimeout: 300 ms\nNo data was lost."
 ZH_SOURCE = "负责人：张伟\n地区：华东\n告警触发了两次。没有数据丢失。\n超时：300毫秒"
 
@@ -99,7 +86,7 @@ ZH_SOURCE = "负责人：张伟\n地区：华东\n告警触发了两次。没有
 def test_a_source_is_encoded_and_split_once_for_all_its_goals_and_budgets(source, goals, parts, monkeypatch):
     from gacc_hf.methods import rules
 
-    counting = _CountingCodec()
+    counting = CountingCodec()
     monkeypatch.setattr(rules, "get_codec", lambda: counting)
     rules._lines.cache_clear()
     rules._tokens.cache_clear()

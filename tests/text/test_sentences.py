@@ -2,28 +2,16 @@ import pytest
 
 from gacc_hf.text import sentences
 from gacc_hf.text.sentences import pack, split_sentences
-from gacc_hf.tokenizer import get_codec
+from tests.helpers.counting_codec import CountingCodec
 
 EN = "The disk filled at noon. The pager fired twice.\nNobody answered it. The replica took over."
 ZH = "磁盘在中午写满了。告警触发了两次。\n没有人回应。副本接管了服务。"
 
 
-class _CountingCodec:
-    def __init__(self):
-        self.codec, self.encoded = get_codec(), []
-
-    def encode(self, text):
-        self.encoded.append(text)
-        return self.codec.encode(text)
-
-    def __hash__(self):
-        return 0
-
-
 @pytest.mark.parametrize("text", [EN, ZH], ids=["en", "zh"])
 def test_sentences_are_counted_once_whatever_the_scores_and_budget(text):
     sentences._costs.cache_clear()
-    codec = _CountingCodec()
+    codec = CountingCodec()
     parts = split_sentences(text)
     assert len(parts) == 4
     packed = [pack(parts, scores, budget, codec) for scores in ([1, 2, 3, 4], [4, 3, 2, 1]) for budget in (8, 30)]
