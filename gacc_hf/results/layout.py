@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -134,14 +134,33 @@ def json_bytes(payload: Mapping[str, Any]) -> bytes:
     return (json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
 
 
-#: rows per Parquet row group
+#: the most rows in one Parquet row group
 ROW_GROUP = 8_192
+#: the most characters of text in one row group (a single longer row still gets a group of its own)
+GROUP_TEXT = 8_000_000
+
+
+def row_groups(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    """Consecutive runs of `rows`, each within `ROW_GROUP` rows and `GROUP_TEXT` characters of string values.
+
+    Bounded by text as well as rows because Arrow keeps each group's columns several times over while it
+    encodes them: a release's memory rows average ten thousand characters, so 8,192 of them would cost
+    hundreds of megabytes at once."""
+    start = size = 0
+    for i, row in enumerate(rows):
+        n = sum(len(v) for v in row.values() if isinstance(v, str))
+        if i > start and (i - start == ROW_GROUP or size + n > GROUP_TEXT):
+            yield rows[start:i]
+            start, size = i, 0
+        size += n
+    if start < len(rows):
+        yield rows[start:]
 
 
 def parquet_bytes(rows: list[dict[str, Any]], types: Mapping[str, pa.DataType]) -> bytes:
     """Rows as Parquet; known columns get their declared type, unknown ones are inferred from all rows.
 
-    Written `ROW_GROUP` rows at a time: Arrow holds one row group's columns, never the whole table (a
+    Written a row group at a time (`row_groups`): Arrow holds one group's columns, never the whole table (a
     release's memories are half a gigabyte of text)."""
     names = list(dict.fromkeys(k for row in rows for k in row)) or list(types)
     schema = pa.schema(
@@ -149,8 +168,7 @@ def parquet_bytes(rows: list[dict[str, Any]], types: Mapping[str, pa.DataType]) 
     )
     buf = io.BytesIO()
     with pq.ParquetWriter(buf, schema) as writer:
-        for start in range(0, len(rows), ROW_GROUP):
-            chunk = rows[start : start + ROW_GROUP]
+        for chunk in row_groups(rows):
             columns = [pa.array([row.get(f.name) for row in chunk], type=f.type) for f in schema]
             writer.write_table(pa.Table.from_arrays(columns, schema=schema))
     return buf.getvalue()

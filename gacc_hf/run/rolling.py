@@ -38,6 +38,7 @@ class _Lane:
     stage: Stage
     pool: ThreadPoolExecutor
     progress: RoleProgress
+    window: int  # most calls submitted at once: twice the workers, so a finished worker finds its next call
     values: dict[str, Any] = field(default_factory=dict)
     pending: dict[str, Any] = field(default_factory=dict)
     waiting: collections.deque[Task] = field(default_factory=collections.deque)  # held back by a spending limit
@@ -58,8 +59,9 @@ class RollingRun:
 
     def _lane(self, stage: Stage) -> _Lane:
         m = stage.method
-        pool = ThreadPoolExecutor(max_workers=concurrency_of(m.fn) or 1, thread_name_prefix=f"gacc-{m.role}")
-        return _Lane(stage, pool, RoleProgress(m.role, m.name, 0, self.ex.progress))
+        workers = concurrency_of(m.fn) or 1
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"gacc-{m.role}")
+        return _Lane(stage, pool, RoleProgress(m.role, m.name, 0, self.ex.progress), 2 * workers)
 
     def run(self, tasks: Iterable[Task] | Planned, follow: Follow | None = None) -> list[dict[str, Any]]:
         """Values of every lane by key; `follow` turns first-stage values into second-stage tasks."""
@@ -106,9 +108,12 @@ class RollingRun:
         return cached
 
     def _release(self, lane: _Lane) -> None:
-        """Start the lane's waiting calls, as many as the spending limits let this run make."""
+        """Start the lane's waiting calls, as many as its window holds and the spending limits let this run make.
+
+        The rest wait as tasks: a submitted call costs a future, a work item and a callback, a kilobyte or more
+        each, and a release's 200,000 reader calls all submitted at once held half a gigabyte."""
         fn, meter = call_of(lane.stage.method.fn), self.ex.meter  # served: output with usage
-        while lane.waiting:
+        while lane.waiting and lane.outstanding < lane.window:
             task = lane.waiting[0]
             if meter is not None and not meter.admit(lane.stage.method, task.key, task.item):
                 return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from unittest import mock
 
 import pytest
@@ -62,6 +63,33 @@ def test_the_window_stays_full_past_batch_size_and_judging_is_pipelined(tmp_path
     assert got.answers == apart.answers and got.scores == apart.scores  # same rows, in the same order
     with Cache(tmp_path / "a") as a, Cache(tmp_path / "b") as b:
         assert sorted(a.entries()) == sorted(b.entries())  # and the same cache contents
+
+
+def test_calls_are_submitted_a_window_at_a_time(cache_dir):
+    """At most twice the workers are submitted and unfinished at once; the rest wait as tasks (a future per
+    call of a release's 200,000 would hold half a gigabyte)."""
+    real_submit = ThreadPoolExecutor.submit
+    unfinished, most, lock = 0, 0, threading.Lock()
+
+    def submit(pool, fn, *args):  # type: ignore[no-untyped-def]
+        nonlocal unfinished, most
+        with lock:
+            unfinished += 1
+            most = max(most, unfinished)
+        future = real_submit(pool, fn, *args)
+        future.add_done_callback(lambda _: _finished())
+        return future
+
+    def _finished() -> None:
+        nonlocal unfinished
+        with lock:
+            unfinished -= 1
+
+    reader = _Windowed(FieldsReader(), "w-fields", concurrency=2, delay=0.02)
+    with mock.patch.object(ThreadPoolExecutor, "submit", submit):
+        got = run_benchmark(ROWS, reader=reader, judge="exact", cache_dir=cache_dir, **KW)
+    assert got.calls["reader"] == 24 and reader.most == 2
+    assert most == 4  # 2 workers: 2 running and 2 queued, never the 24 calls at once
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "4"])
