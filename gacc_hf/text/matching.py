@@ -137,7 +137,9 @@ def normalize_answer(text: str) -> str:
     return normalized(text).key
 
 
-@functools.lru_cache(maxsize=1 << 16)  # evidence and leak audits ask the same (reference, memory) pairs again
+# The evidence and leak audits of one memory ask the same (reference, memory) pairs again, one memory after
+# another: a small memo catches those, where a large one would keep thousands of long memories alive.
+@functools.lru_cache(maxsize=1 << 12)
 def occurs(needle: str, haystack: str) -> bool:
     """Whether a normalised needle occurs in a normalised haystack, bounded where both sides need a boundary.
 
