@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -40,7 +41,7 @@ from gacc_hf.run.tasks import Method
 from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.integrity import budget_violations, count_errors, exposure_rows
 from gacc_hf.scoring.scores import score_answers
-from gacc_hf.tokenizer import get_codec
+from gacc_hf.tokenizer import Codec, get_codec
 
 __all__ = ["BenchmarkResult", "MethodError", "check_ratios", "run_benchmark"]
 
@@ -173,8 +174,7 @@ def run_benchmark(
         plan = plan_memories(work, setup.compressors, setup.conditions, setup.exact_ratios, assigner, n_tokens, codec)
         memories = compute_memories(plan, setup.compressors, ex, codec)
         fill_ledger(plan, memories)
-        violations = budget_violations(plan.ledger, memories, codec)
-        outcome, matched = _read_and_match(setup, work, plan, memories, ex, cache, kept := {})
+        outcome, matched, violations = _read_and_match(setup, work, plan, memories, ex, cache, codec, kept := {})
     finally:
         cache.close()
     add_evidence(plan, evidence := [m.evidence for m in matched])
@@ -207,15 +207,20 @@ def _read_and_match(
     memories: dict[str, dict[str, Any]],
     ex: Executor,
     cache: Cache,
+    codec: Codec,
     kept: dict[str, Any],
-) -> tuple[Outcome, list[Matched]]:
-    """The reader's and the judge's calls, and meanwhile what the matcher finds in each row's memory (in a
-    process of its own when it has enough to work out); its findings are stored once the calls are done."""
+) -> tuple[Outcome, list[Matched], int]:
+    """The reader's and the judge's calls, and meanwhile the budget check (in a thread: tiktoken releases the
+    GIL) and what the matcher finds in each row's memory (in a process of its own when it has enough to work
+    out); the matcher's findings are stored once the calls are done. Returns the budget violations last."""
     matching = plan_matches(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
     goals = {g.goal_id: g for g in work}
+    beside = ThreadPoolExecutor(1, thread_name_prefix="gacc-budget")
+    checked = beside.submit(budget_violations, plan.ledger, memories, codec)
+    beside.shutdown(wait=False)  # its one task still runs; a failed call need not wait for it
     with Aside(find_matches, matching.todo, goals, matching.held, apart=len(matching.todo) >= APART_FROM) as found:
         outcome = read_and_judge(work, plan.ledger, memories, setup.reader, setup.judge, ex, kept)
-        return outcome, finish_matches(matching, plan.ledger, goals, found.result(), cache)
+        return outcome, finish_matches(matching, plan.ledger, goals, found.result(), cache), checked.result()
 
 
 def _meter(limits: SpendingLimits | None, shard: Any) -> Meter | None:

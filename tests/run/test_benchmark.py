@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import ClassVar
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 import gacc_hf.run.benchmark as runner_module
 from gacc_hf import get_codec, run_benchmark, synthetic
 from gacc_hf.data.schema import DataValidationError
-from gacc_hf.methods.rules import content_words
+from gacc_hf.methods.rules import FieldsReader, content_words
 from gacc_hf.protocol import CompressorInput, ReaderInput
 from gacc_hf.run.benchmark import MethodError
 from tests.helpers.runs import rules_run
@@ -548,3 +549,24 @@ def test_time_is_recorded_per_role_and_per_method_and_a_warm_rerun_spends_none(c
     assert list(cold.method_seconds["reader"]) == ["fields"] and list(cold.method_seconds["judge"]) == ["exact"]
     warm = run_benchmark(diagnostic_rows(), compressor=[slow, "truncate"], cache_dir=cache_dir, **kw)
     assert warm.method_seconds == {"compressor": {}, "reader": {}, "judge": {}}  # nothing was called
+
+
+def test_the_budget_check_runs_beside_the_readers_calls(cache_dir, monkeypatch):
+    """The memories' recount (tiktoken, GIL released) overlaps the reading instead of delaying it."""
+    read, seen = threading.Event(), {}
+    real = runner_module.budget_violations
+
+    def check(*args):  # type: ignore[no-untyped-def]
+        seen["thread"] = threading.current_thread().name
+        seen["reader_called_meanwhile"] = read.wait(timeout=10)  # never set if the check ran before the reading
+        return real(*args)
+
+    class Reader(FieldsReader):
+        def __call__(self, item: ReaderInput) -> str:
+            read.set()
+            return super().__call__(item)
+
+    monkeypatch.setattr(runner_module, "budget_violations", check)
+    got = rules_run(synthetic(seed=3, contexts=2), reader=Reader(), cache_dir=cache_dir)
+    assert seen == {"thread": "gacc-budget_0", "reader_called_meanwhile": True}
+    assert got.integrity["budget_violations"] == 0
