@@ -12,7 +12,9 @@ SmolLM2-135M-Instruct by default (`llmlingua`), any `hf:<folder-or-hub-id>` mode
   the output. With no goal there is nothing to condition on, so it runs exactly as `llmlingua`.
 
 The output is LLMLingua's `compressed_prompt` as returned (the runner records its length as
-`proposed_tokens`, so LLMLingua's own overshoot of L stays visible before the protocol's cut).
+`proposed_tokens`, so LLMLingua's own overshoot of L stays visible before the protocol's cut). A call's usage
+(`gacc_hf.cost`) is counted with the small model's tokenizer: the source (and the goal) it reads as the prompt,
+the compressed prompt as the completion.
 
 Offline by construction: LLMLingua counts with `tiktoken.encoding_for_model("gpt-3.5-turbo")`, which
 downloads cl100k_base at first use; the verified ranks file that gacc-hf measures budgets with is placed
@@ -182,6 +184,22 @@ class LLMLinguaCompressor:
             sort_keys=True,
         )
         self.revision = f"{self.variant}-v1@{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
+
+    @property
+    def token_counter(self) -> str:
+        """A call's usage is counted with the small model's own tokenizer."""
+        return f"{self.name} tokenizer"
+
+    def prompt_tokens(self, item: CompressorInput) -> int:
+        """The tokens one call on `item` gives the small model to read (no call): the source, and the goal
+        where LongLLMLingua takes it as its question. A lower bound for LongLLMLingua, which reads the goal
+        again beside each paragraph it ranks."""
+        goal = item.goal.strip()
+        asked = self.count_tokens(goal) if self.goal_conditioned and goal else 0
+        return self.count_tokens(item.context) + asked
+
+    def count_tokens(self, text: str) -> int:
+        return int(self.compressor.get_token_length(text, add_special_tokens=False))
 
     def __call__(self, item: CompressorInput) -> str:
         if item.token_budget <= 0 or not item.context.strip():

@@ -20,6 +20,7 @@ from gacc_hf.methods import llmlingua as lingua
 from gacc_hf.methods.registry import resolve
 from tests.helpers.child import run_child
 from tests.helpers.paths import ROOT
+from tests.helpers.runs import rules_run
 
 # Published facts, not read from the code: tiktoken's download URL and cl100k_base's sha256 (docs/protocol.md §12).
 URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
@@ -88,6 +89,35 @@ def test_revision_binds_variant_and_model(tiny, tiny_other_seed):
     long = resolve("compressor", f"longllmlingua:hf:{tiny}")
     assert long.revision != plain.revision and long.compressor is plain.compressor  # one model, two variants
     assert resolve("compressor", f"llmlingua:hf:{tiny_other_seed}").revision != plain.revision
+
+
+@pytest.mark.parametrize("text", ["The primary node filled its disk at 03:10.", "主节点在三点十分写满了磁盘。"])
+def test_usage_is_counted_with_the_small_models_tokenizer(tiny, cache_dir, text):
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(tiny)  # an independent count: the model folder's tokenizer
+
+    def n(t: str) -> int:
+        return len(tokenizer(t, add_special_tokens=False)["input_ids"])
+
+    plain = resolve("compressor", f"llmlingua:hf:{tiny}")
+    long = resolve("compressor", f"longllmlingua:hf:{tiny}")
+    item = CompressorInput(text * 20, " find the failure ", 30)
+    assert plain.prompt_tokens(item) == n(text * 20)  # goal-agnostic: the goal is not read
+    assert long.prompt_tokens(item) == n(text * 20) + n("find the failure")
+    assert long.prompt_tokens(CompressorInput(text * 20, "  ", 30)) == n(text * 20)
+    assert plain.token_counter == f"llmlingua:hf:{tiny} tokenizer"
+
+    question = {"question_id": "q", "question": "When did the disk fill?"}
+    gold = {"question_id": "q", "references": ["03:10"]}
+    row = {"context_id": "c", "source": "s", "context": text * 20, "goal_id": "g", "goal": "find the failure"}
+    row |= {"questions": [question], "gold": [gold]}
+    result = rules_run([row], compressor=plain, ratios=[0.2], conditions=["own"], cache_dir=cache_dir, n_bootstrap=0)
+    (memory,) = result.memories
+    raw = plain(CompressorInput(text * 20, "find the failure", memory["budget"]))  # the output before the cut
+    entry = result.usage["roles"]["compressor"][plain.name]
+    assert entry == {"calls": 1, "prompt_tokens": n(text * 20), "completion_tokens": n(raw), "source": "local"}
+    assert result.usage["counters"]["compressor"] == {plain.name: f"llmlingua:hf:{tiny} tokenizer"}
 
 
 def test_the_cache_adapter_is_needed_and_keeps_the_models_logits(tiny, monkeypatch):
