@@ -144,7 +144,7 @@ def row_groups(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
     """Consecutive runs of `rows`, each within `ROW_GROUP` rows and `GROUP_TEXT` characters of string values.
 
     Bounded by text as well as rows because Arrow keeps each group's columns several times over while it
-    encodes them: a release's memory rows average ten thousand characters, so 8,192 of them would cost
+    encodes them: a release's memory rows average nine thousand characters, so 8,192 of them would cost
     hundreds of megabytes at once."""
     start = size = 0
     for i, row in enumerate(rows):

@@ -41,7 +41,7 @@ class _Lane:
     window: int  # most calls submitted at once: twice the workers, so a finished worker finds its next call
     values: dict[str, Any] = field(default_factory=dict)
     pending: dict[str, Any] = field(default_factory=dict)
-    waiting: collections.deque[Task] = field(default_factory=collections.deque)  # held back by a spending limit
+    waiting: collections.deque[Task] = field(default_factory=collections.deque)  # past the window or held by a limit
     known: set[str] = field(default_factory=set)
     outstanding: int = 0
     tokens: int = 0  # cl100k tokens of the outputs this lane produced
