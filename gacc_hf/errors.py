@@ -32,25 +32,12 @@ EPILOG = """exit codes:
 --verbose (anywhere on the line) prints the traceback of any error."""
 
 
-def _is_model_failure(exc: BaseException) -> bool:
-    from gacc_hf.cost.limits import LimitReached
-    from gacc_hf.run.calls import MethodError
-
-    return isinstance(exc, MethodError | LimitReached)
-
-
-def _is_rank_death(exc: BaseException) -> bool:
-    from gacc_hf.run.launch import RankDied
-
-    return isinstance(exc, RankDied)
-
-
 def exit_code(exc: BaseException) -> int:
-    """The exit code of an exception that reached the command line."""
-    if _is_model_failure(exc):
-        return MODEL_FAILURES
-    if _is_rank_death(exc):
-        return RANK_DIED
+    """The exit code of an exception that reached the command line: the one its class states (`exit_code`:
+    a model failure, a spending limit, a rank's death), so this module needs none of the stages that raise
+    them, else by its kind."""
+    if isinstance(code := getattr(type(exc), "exit_code", None), int):
+        return code
     if isinstance(exc, OSError | sqlite3.Error | ValueError | RuntimeError):
         return BAD_INPUT
     return BUG

@@ -1,8 +1,9 @@
-"""The three input contracts of the GACC protocol and the callable protocols that consume them.
+"""The three input contracts of the GACC protocol, the callable protocols that consume them, and the conditions.
 
 Each input object carries exactly what its party may see (docs/protocol.md §1, §5, §6): a compressor never
 receives a question or gold, a reader never receives a sibling question, gold or the source. The
-objects are frozen so that nothing downstream can attach extra fields to them.
+objects are frozen so that nothing downstream can attach extra fields to them. The conditions a cell runs
+under, and which of them are bounds rather than methods (§8), are facts every stage reads.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import functools
 import hashlib
 import inspect
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
@@ -60,6 +61,19 @@ class Reader(Protocol):
 @runtime_checkable
 class Judge(Protocol):
     def __call__(self, item: JudgeInput, /) -> bool: ...
+
+
+#: Every condition (docs/protocol.md §8): the goal shown is the group's own, none, or another's (`cross`);
+#: the rest are bounds.
+CONDITIONS = ("own", "none", "cross", "full", "oracle", "closed")
+#: The bounds: the ceilings `full` and `oracle` and the floor `closed` call no compressor and are never methods.
+CEILINGS = ("full", "oracle", "closed")
+
+
+def is_ceiling(row: Mapping[str, Any]) -> bool:
+    """Whether a score, answer or memory row is a bound (full context, oracle, closed book), never a method;
+    a row written before the `ceiling` flag existed is told by its condition."""
+    return bool(row.get("ceiling", row.get("condition") in CEILINGS))
 
 
 # What a method call may raise that is its failure: `sys.exit()` inside a method fails its item like any

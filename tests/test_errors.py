@@ -35,6 +35,17 @@ def test_each_class_of_exception_has_its_code(exc, code):
     assert errors.exit_code(exc) == code
 
 
+def test_a_class_states_its_own_code():
+    class Stopped(RuntimeError):
+        exit_code = errors.RANK_DIED
+
+    class Unstated(RuntimeError):
+        pass
+
+    assert errors.exit_code(Stopped("x")) == errors.RANK_DIED
+    assert errors.exit_code(Unstated("x")) == errors.BAD_INPUT  # its kind decides
+
+
 def test_messages_name_the_file_and_hide_credentials():
     exc = PermissionError(13, "Permission denied", "/out/results.json")
     assert (

@@ -1,4 +1,5 @@
-"""The package's shape stays walkable: no import circle, no module over 450 lines, no function over 80.
+"""The package's shape stays walkable: imports run down the layers, no import circle, no module over 450
+lines, no function over 80.
 
 Imports are read from the source (every `import`, at module level or inside a function), so a lazy import
 cannot hide a circle. Those under `if TYPE_CHECKING:` never run, so across packages they are left out; but
@@ -18,6 +19,25 @@ from tests.helpers.paths import ROOT
 PACKAGE = ROOT / "gacc_hf"
 MAX_MODULE_LINES = 450
 MAX_FUNCTION_LINES = 80
+
+#: The layers of the package, bottom first (docs/README.md, "The package, by stage"): a module imports only
+#: from its own layer or one below (and its enclosing packages, which exist before it). Each entry names a
+#: module or package under `gacc_hf` ("" is the package itself); a module takes the layer of its longest
+#: entry, and one that no entry names is an error, so a new module is placed on purpose.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # the contract and the tools every stage shares
+    ("protocol", "tokenizer", "budget", "keys", "limits", "online", "errors", "redaction", "templates", "progress"),
+    ("text",),  # building block: hygiene, sentences, the matcher
+    ("data",),  # stage 1
+    ("cost", "scoring"),  # the counts and measures the stages take as they go
+    ("methods",),  # building block: the compressors, readers and judges
+    ("run",),  # stages 2-5
+    ("results",),  # stage 7
+    ("run.benchmark", "run.distributed", "run.dry_run"),  # the conductors: they call every stage
+    ("hub", "metric"),  # stage 8, and the `gacc` metric for 🤗 Evaluate
+    ("cli",),
+    ("", "__main__"),  # the front doors: the public API and `python -m gacc_hf`
+)
 
 
 def module_name(path: Path, root: Path = PACKAGE) -> str:
@@ -98,6 +118,34 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
+def layer_of(module: str, layers: tuple[tuple[str, ...], ...] = LAYERS) -> int | None:
+    """The index in `layers` of a module's longest entry (None when no entry names it)."""
+    name = module.partition(".")[2]
+    found = [
+        (len(entry), i)
+        for i, entries in enumerate(layers)
+        for entry in entries
+        if name == entry or (entry and name.startswith(entry + "."))
+    ]
+    return max(found)[1] if found else None
+
+
+def upward_imports(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[str]:
+    """Imports from a layer to a higher one, as `importer -> imported`, and modules in no layer."""
+    found = [f"{m}: in no layer" for m in sorted(graph) if layer_of(m, layers) is None]
+    for module, deps in sorted(graph.items()):
+        here = layer_of(module, layers)
+        found += [
+            f"{module} -> {dep}"
+            for dep in sorted(deps)
+            if not module.startswith(dep + ".")
+            and here is not None
+            and (there := layer_of(dep, layers)) is not None
+            and there > here
+        ]
+    return found
+
+
 def long_parts(root: Path = PACKAGE) -> list[str]:
     """Modules over MAX_MODULE_LINES lines and functions over MAX_FUNCTION_LINES, as `where: n lines`."""
     found = []
@@ -111,6 +159,10 @@ def long_parts(root: Path = PACKAGE) -> list[str]:
                 if (n := node.end_lineno - start + 1) > MAX_FUNCTION_LINES:
                     found.append(f"{path.relative_to(root.parent)}:{node.lineno} {node.name}: {n} lines")
     return found
+
+
+def test_imports_run_down_the_layers() -> None:
+    assert upward_imports(import_graph()) == []
 
 
 def test_no_import_circle() -> None:
@@ -181,6 +233,31 @@ def test_a_type_only_circle_inside_a_package_is_found(tmp_path: Path) -> None:
         ["pkg.sub.a", "pkg.sub.b", "pkg.sub.a"],
         ["pkg.sub.b", "pkg.sub.a", "pkg.sub.b"],
     )
+
+
+def test_an_upward_import_is_found(tmp_path: Path) -> None:
+    layers = (("base",), ("low",), ("low.top", "high"), ("",))
+    pkg = _write(
+        tmp_path,
+        {
+            "pkg/__init__.py": "from pkg.high import h\n",  # the top layer reaches down: allowed
+            "pkg/base.py": "def b():\n    from pkg.low.part import f\n",  # a lazy import counts
+            "pkg/low/__init__.py": "",
+            "pkg/low/part.py": "import pkg\nfrom pkg import base\nfrom typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from pkg.high import h\n",  # its own package, and for types only: allowed
+            "pkg/low/top.py": "from pkg.high import h\nfrom pkg.low import part\n",  # same layer, and below
+            "pkg/high.py": "from pkg.low.top import t\n",
+            "pkg/stray.py": "",
+        },
+    )
+    assert [layer_of(m, layers) for m in ("pkg", "pkg.base", "pkg.low.part", "pkg.low.top", "pkg.stray")] == [
+        3,
+        0,
+        1,
+        2,
+        None,
+    ]
+    assert upward_imports(import_graph(pkg), layers) == ["pkg.stray: in no layer", "pkg.base -> pkg.low.part"]
 
 
 @pytest.mark.parametrize(("lines", "expected"), [(80, []), (81, ["pkg/m.py:1 f: 81 lines"])])

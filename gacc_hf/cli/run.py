@@ -204,8 +204,8 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
 
 def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
+    from gacc_hf.limits import MAX_BOOTSTRAP
     from gacc_hf.redaction import redact
-    from gacc_hf.run.limits import MAX_BOOTSTRAP
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
         if not values:

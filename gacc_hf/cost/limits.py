@@ -24,10 +24,13 @@ from typing import Any
 from gacc_hf.cost.costing import lookup_names
 from gacc_hf.cost.prices import Price, Prices
 from gacc_hf.cost.usage import completion_limit, usage_problem
+from gacc_hf.errors import MODEL_FAILURES
 
 
 class LimitReached(RuntimeError):
     """The next call would pass `--max-calls` or `--max-cost`: the run stopped, with everything done stored."""
+
+    exit_code = MODEL_FAILURES
 
 
 @dataclass(frozen=True)

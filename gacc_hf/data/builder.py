@@ -25,7 +25,7 @@ from gacc_hf.data.jsonl import FileRows, find_file_problems, read_file
 from gacc_hf.data.language import row_language
 from gacc_hf.data.schema import Config, DataValidationError, declares_language, features
 from gacc_hf.data.stats import data_stats
-from gacc_hf.run.cache import make_key
+from gacc_hf.keys import make_key
 
 DATASET_NAME = "gacc_bench"
 _CODE = tuple(Path(__file__).with_name(name) for name in ("builder.py", "schema.py", "jsonl.py", "table.py"))

@@ -52,7 +52,7 @@ from gacc_hf.data.schema import (
 )
 from gacc_hf.data.special import not_data
 from gacc_hf.data.suggest import LayoutError
-from gacc_hf.hub.commit import require_online
+from gacc_hf.online import require_online
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # generated data and the (integer) arguments its spec may carry

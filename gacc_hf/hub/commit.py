@@ -17,16 +17,13 @@ from urllib.parse import urlsplit
 
 from huggingface_hub import CommitOperationAdd, HfApi
 
+from gacc_hf.online import OfflineError, require_online
 from gacc_hf.redaction import redact
 
 _TEXT_SUFFIXES = (".md", ".html", ".json", ".yaml", ".yml", ".txt")
 
 # how long `require_reachable` waits for the Hub's TCP port: a reachable Hub answers in well under a second
 REACH_TIMEOUT_S = 4.0
-
-
-class OfflineError(RuntimeError):
-    """Publishing was asked for while the Hub is unreachable by configuration or by the network."""
 
 
 class PublishError(ValueError):
@@ -45,12 +42,6 @@ class RepoPlan:
 
     def describe(self) -> str:
         return describe_plan(self.repo_id, self.repo_type, self.operations, pr=self.pr)
-
-
-def require_online(action: str) -> None:
-    """Fail before doing anything when HF_HUB_OFFLINE is set."""
-    if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on"):
-        raise OfflineError(f"cannot {action}: HF_HUB_OFFLINE is set; unset it (and log in) to reach the Hub")
 
 
 def hub_endpoint() -> str:

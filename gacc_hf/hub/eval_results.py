@@ -17,7 +17,8 @@ from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
 from gacc_hf.hub.benchmark_yaml import TASK_METRICS, parse_eval_yaml, task_id
 from gacc_hf.hub.commit import PublishError
-from gacc_hf.results.layout import RunResults, is_ceiling
+from gacc_hf.protocol import is_ceiling
+from gacc_hf.results.layout import RunResults
 from gacc_hf.scoring.by_language import run_languages
 
 EVAL_RESULTS_FILE = ".eval_results/gacc-bench.yaml"

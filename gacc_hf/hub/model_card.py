@@ -35,8 +35,9 @@ from gacc_hf.hub.eval_results import (
 )
 from gacc_hf.hub.identity import DatasetRef, dataset_ref
 from gacc_hf.hub.space import check_space_id, space_plan
+from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.folder import read_folder, verify_folder
-from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults, is_ceiling
+from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.results.usage_report import money, usage_line
 from gacc_hf.run.config import partial_run

@@ -12,7 +12,7 @@ together (the method declares it; the executor's rolling window keeps it full, `
 has a timeout, and is retried with exponential backoff and jitter (honouring `Retry-After`) on 408/429/5xx
 answers and on connection errors and timeouts; other 4xx answers fail at once. `timeout` bounds each
 attempt whole (a server trickling bytes is cut at it), and a reply over `MAX_RESPONSE_BYTES` (decoded)
-is a failure of that item (`gacc_hf.run.limits`). A call that still fails
+is a failure of that item (`gacc_hf.limits`). A call that still fails
 raises, and the run's `on_error` policy decides; in `batch` the failure takes that item's place.
 
 The revision binds the endpoint's model name, the server-reported identity of that model (its
@@ -45,11 +45,11 @@ from urllib.parse import parse_qsl
 
 import httpx
 
+from gacc_hf.limits import MAX_RESPONSE_BYTES
 from gacc_hf.methods.replicas import SEPARATOR, Replica, ReplicaSet, split_urls
 from gacc_hf.methods.served_usage import MeteredCalls, ServedUsage
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.redaction import mask_options, redact, register
-from gacc_hf.run.limits import MAX_RESPONSE_BYTES
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 MAX_BACKOFF = 60.0

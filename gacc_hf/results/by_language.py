@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gacc_hf.results.layout import is_ceiling
+from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.plots import plot_scores
 
 

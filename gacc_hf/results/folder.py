@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
 from gacc_hf.results.by_language import is_language_png, plot_languages
 from gacc_hf.results.layout import (
@@ -34,7 +35,6 @@ from gacc_hf.results.layout import (
     TABLES,
     ResultsError,
     RunResults,
-    is_ceiling,
     json_bytes,
     parquet_bytes,
 )

@@ -43,10 +43,6 @@ RUNS_DIR = "runs"
 LATEST = "latest"
 
 
-#: Conditions whose rows are bounds, not methods (rows written before the `ceiling` flag existed).
-CEILING_CONDITIONS = ("full", "oracle", "closed")
-
-
 _STR, _F64, _I64, _BOOL = pa.string(), pa.float64(), pa.int64(), pa.bool_()
 
 
@@ -122,11 +118,6 @@ class RunResults:
     @property
     def scores(self) -> list[dict[str, Any]]:
         return self.payload["scores"]
-
-
-def is_ceiling(row: Mapping[str, Any]) -> bool:
-    """Whether a score, answer or memory row is a bound (full context, oracle, closed book), never a method."""
-    return bool(row.get("ceiling", row.get("condition") in CEILING_CONDITIONS))
 
 
 def json_bytes(payload: Mapping[str, Any]) -> bytes:

@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.atomic import write_atomic
-from gacc_hf.results.layout import RunResults, is_ceiling
+from gacc_hf.results.layout import RunResults
 from gacc_hf.results.page_data import page_data
 from gacc_hf.templates import render, template_text
 

@@ -16,7 +16,8 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gacc_hf.results.layout import RunResults, is_ceiling
+from gacc_hf.protocol import is_ceiling
+from gacc_hf.results.layout import RunResults
 from gacc_hf.scoring.outcomes import OUTCOMES, outcome
 from gacc_hf.text.spans import kept_spans, reference_marks
 

@@ -23,8 +23,8 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.atomic import write_atomic
-from gacc_hf.results.layout import is_ceiling
 
 SCORES_PNG = "scores.png"
 GAPS_PNG = "gaps.png"

@@ -11,7 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, SCHEMA_VERSION, RunResults, is_ceiling
+from gacc_hf.protocol import is_ceiling
+from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, SCHEMA_VERSION, RunResults
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.results.reading_report import auc_table, curve_note, outcome_table, retention_note, retention_table
 from gacc_hf.results.reading_report import md_table as _table

@@ -24,12 +24,13 @@ from typing import Any, Literal
 from gacc_hf.cost.limits import Meter
 from gacc_hf.cost.tally import UsageTally
 from gacc_hf.cost.usage import fill_usage, with_usage
+from gacc_hf.errors import MODEL_FAILURES
+from gacc_hf.limits import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, clip
 from gacc_hf.methods.registry import resolve
 from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, revision_of
 from gacc_hf.redaction import redact
 from gacc_hf.run.cache import Cache
-from gacc_hf.run.limits import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, clip
 from gacc_hf.run.rolling import FLUSH_SECONDS, RollingRun
 from gacc_hf.run.tasks import Follow, Method, Planned, Stage, Task, concurrency_of, planned
 from gacc_hf.text.hygiene import encoding_problem
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 
 class MethodError(RuntimeError):
     """A compressor, reader or judge failed, returned the wrong type, or broke the batch contract."""
+
+    exit_code = MODEL_FAILURES
 
 
 def chunk_size_of(fn: Any, batch_size: int) -> int:

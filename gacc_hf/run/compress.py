@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gacc_hf.budget import fit_to_budget
+from gacc_hf.keys import text_hash
 from gacc_hf.protocol import CompressorInput
-from gacc_hf.run.cache import text_hash
 from gacc_hf.run.calls import Executor, check_str
 from gacc_hf.run.plan import MemoryPlan
 from gacc_hf.run.tasks import Method

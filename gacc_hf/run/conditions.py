@@ -17,10 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gacc_hf.data.schema import Group
-
-CONDITIONS = ("own", "none", "cross", "full", "oracle", "closed")
-CEILINGS = ("full", "oracle", "closed")  # bounds (two ceilings and the floor), never methods
-DEFAULT_CONDITIONS = ("own", "none", "cross")
+from gacc_hf.protocol import CEILINGS, CONDITIONS
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,10 @@ from typing import Any
 from gacc_hf.cost.cells import merge_cells
 from gacc_hf.cost.tally import merge_usage
 from gacc_hf.data.schema import Group
+from gacc_hf.keys import text_hash
 from gacc_hf.progress import show_rank
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.benchmark import run_benchmark
-from gacc_hf.run.cache import text_hash
 from gacc_hf.run.rank import Topology, detect
 from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.scores import score_answers

@@ -20,9 +20,10 @@ from typing import Any
 from gacc_hf.cost.costing import price_methods
 from gacc_hf.cost.prices import Price, Prices
 from gacc_hf.cost.usage import completion_limit, meters, token_counter
+from gacc_hf.keys import text_hash
 from gacc_hf.protocol import JudgeInput, ReaderInput
 from gacc_hf.run.benchmark import load_rows, pair_goals, validate_run
-from gacc_hf.run.cache import CACHE_FILENAME, Cache, text_hash
+from gacc_hf.run.cache import CACHE_FILENAME, Cache
 from gacc_hf.run.compress import compute_memories
 from gacc_hf.run.plan import MemoryPlan, plan_memories
 from gacc_hf.run.read import answer_keys, asked_of, verdict_tasks

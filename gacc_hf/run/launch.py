@@ -19,6 +19,8 @@ import socket
 import sys
 from collections.abc import Sequence
 
+from gacc_hf.errors import RANK_DIED
+
 log = logging.getLogger("gacc_hf")
 
 RESUME_HINT = "rerun the same command to resume: everything stored in the cache is reused"
@@ -26,6 +28,8 @@ RESUME_HINT = "rerun the same command to resume: everything stored in the cache 
 
 class RankDied(RuntimeError):
     """A rank of the launch ended by a signal (killed, aborted, out of memory) before the run was done."""
+
+    exit_code = RANK_DIED
 
 
 def usable_cores() -> int:

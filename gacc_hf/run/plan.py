@@ -18,8 +18,8 @@ from typing import Any
 
 from gacc_hf.budget import PROTOCOL_VERSION, token_budget
 from gacc_hf.data.schema import Group
+from gacc_hf.keys import make_key, text_hash
 from gacc_hf.protocol import CompressorInput
-from gacc_hf.run.cache import make_key, text_hash
 from gacc_hf.run.cache.key_template import KeyTemplate
 from gacc_hf.run.conditions import CEILINGS, GoalAssigner
 from gacc_hf.run.tasks import Method, Task

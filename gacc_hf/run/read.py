@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gacc_hf.data.schema import Group, Question
+from gacc_hf.keys import text_hash
 from gacc_hf.protocol import JudgeInput, ReaderInput
-from gacc_hf.run.cache import text_hash
 from gacc_hf.run.cache.key_template import KeyTemplate
 from gacc_hf.run.calls import Executor, check_answer, check_bool
 from gacc_hf.run.tasks import Follow, Method, Planned, Stage, Task

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from gacc_hf.results.layout import is_ceiling
+from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.compare import align
 from gacc_hf.scoring.scores import _interval, _resampled_ratios

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from gacc_hf.results.layout import is_ceiling
+from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.compare import format_table, paired_table
 from gacc_hf.scoring.scores import score_answers
 

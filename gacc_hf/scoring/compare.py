@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from gacc_hf.results.layout import is_ceiling
+from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_difference
 
 Key = tuple[str, float, str]

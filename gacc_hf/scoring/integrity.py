@@ -33,16 +33,19 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from numbers import Rational
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
 from gacc_hf.budget import RatioLike, token_budget
 from gacc_hf.data.schema import Group
-from gacc_hf.run.cache import Cache, make_key, text_hash
+from gacc_hf.keys import make_key, text_hash
 from gacc_hf.text.matching import Normalized, cjk_count, contains, normalize_answer, normalized, words_and_bigrams
 from gacc_hf.text.screen import contains_screened, may_occur
 from gacc_hf.tokenizer import Codec, independent_count
+
+if TYPE_CHECKING:
+    from gacc_hf.run.cache import Cache  # the store the run passes in; the audits never open one
 
 MIN_REFERENCE_CHARS = 12
 CJK_CHAR_WEIGHT = 2

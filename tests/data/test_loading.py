@@ -13,7 +13,7 @@ import pytest
 from gacc_hf.cli import main
 from gacc_hf.data.loading import data_files, find_spec_problems, load_any
 from gacc_hf.data.schema import DataSourceError, DataValidationError
-from gacc_hf.hub.commit import OfflineError
+from gacc_hf.online import OfflineError
 from tests.helpers.data import SHIPPED_FOLDER, hf_cache, sample_rows, write_jsonl, write_parquet
 from tests.helpers.runs import rules_run
 

@@ -18,8 +18,8 @@ import pytest
 
 from gacc_hf.cli import main
 from gacc_hf.data.synthetic import synthetic_rows
+from gacc_hf.limits import MAX_ANSWER_CHARS, MAX_RESPONSE_BYTES
 from gacc_hf.methods.openai_server import parse_spec
-from gacc_hf.run.limits import MAX_ANSWER_CHARS, MAX_RESPONSE_BYTES
 from tests.helpers.paths import ROOT
 
 KEY = "sk-redteam-4b9e1f-never-stored"  # a sentinel: reaches the server, nothing else

@@ -30,7 +30,7 @@ Several machines should not share one cache file at all: give each machine its o
 (the work is sharded by context, so each machine's rerun finds its own entries) and, if one cache is
 wanted afterwards, combine them with `merge_caches`.
 
-Modules: `store` (the `Cache` itself, keys, journal mode, `check_cache`, `merge_caches`), `database` (what
+Modules: `store` (the `Cache` itself, journal mode, `check_cache`, `merge_caches`), `database` (what
 a gacc cache file is; faults of the disk), `lookup` (how many keys are read at once), `values` (the shape a
 stored value of each kind must have), `key_template` (many keys of one shape, fast), `matches` (the
 matcher's findings per memory, with the texts they came from) and `matches_check` (their recomputation by
@@ -38,6 +38,6 @@ matcher's findings per memory, with the texts they came from) and `matches_check
 """
 
 from gacc_hf.run.cache.database import CacheError
-from gacc_hf.run.cache.store import CACHE_FILENAME, Cache, check_cache, make_key, merge_caches, text_hash
+from gacc_hf.run.cache.store import CACHE_FILENAME, Cache, check_cache, merge_caches
 
-__all__ = ["CACHE_FILENAME", "Cache", "CacheError", "check_cache", "make_key", "merge_caches", "text_hash"]
+__all__ = ["CACHE_FILENAME", "Cache", "CacheError", "check_cache", "merge_caches"]

@@ -24,7 +24,7 @@ def _literal(text: str) -> str:
 class KeyTemplate:
     """Keys over the parts `varying` (given positionally, in that order) and the fixed parts `fixed`.
 
-    >>> from gacc_hf.run.cache import make_key
+    >>> from gacc_hf.keys import make_key
     >>> answer = KeyTemplate(("memory", "question"), reader="fields", revision="fields-v1")
     >>> answer("m1", "q1") == make_key(memory="m1", question="q1", reader="fields", revision="fields-v1")
     True

@@ -31,8 +31,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from gacc_hf.data.schema import Group, Question
+from gacc_hf.keys import text_hash
 from gacc_hf.run.cache.key_template import KeyTemplate
-from gacc_hf.run.cache.store import Cache, text_hash
+from gacc_hf.run.cache.store import Cache
 from gacc_hf.scoring import evidence as evidence_module
 from gacc_hf.scoring import integrity as integrity_module
 from gacc_hf.scoring.evidence import evidence_flags

@@ -13,8 +13,9 @@ import random
 from typing import Any, NamedTuple
 
 from gacc_hf.data.schema import Question
+from gacc_hf.keys import text_hash
 from gacc_hf.run.cache.matches import INPUTS, KIND, TEXT, key_template
-from gacc_hf.run.cache.store import Cache, text_hash
+from gacc_hf.run.cache.store import Cache
 from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.scoring.integrity import LeakAudit
 from gacc_hf.text.matching import normalized

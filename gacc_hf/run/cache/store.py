@@ -1,11 +1,9 @@
-"""The cache's store: `Cache` (open, read, write, check), its keys (`make_key`, `text_hash`) and the journal
-mode a file system allows; the format and crash behaviour are those of the package (`gacc_hf.run.cache`)."""
+"""The cache's store: `Cache` (open, read, write, check) and the journal mode a file system allows; the format
+and crash behaviour are those of the package (`gacc_hf.run.cache`), the keys those of `gacc_hf.keys`."""
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import hashlib
 import json
 import logging
 import os
@@ -30,21 +28,6 @@ NETWORK_FILESYSTEMS = frozenset(
     | {"gfs2", "fuse.sshfs", "fuse.glusterfs", "fuse.ceph", "fuse.s3fs", "fuse.rclone", "fuse.juicefs", "fuse.gcsfuse"}
 )
 _log = logging.getLogger(__name__)
-
-
-def make_key(**parts: str | int | float | bool | None) -> str:
-    """sha256 over the key parts in sorted order, as `name<US>value` records joined by `<RS>`.
-
-    Values are scalars (texts enter as their `text_hash`), so the encoding is canonical and cheap.
-    """
-    blob = "\x1e".join(f"{name}\x1f{parts[name]!r}" for name in sorted(parts))
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def text_hash(text: str) -> str:
-    """sha256 of a text, the content address used inside keys (memoised: texts repeat across a plan)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def filesystem_type(path: str | Path, mounts: str | None = None) -> str | None:

@@ -2,7 +2,7 @@ import hashlib
 
 import pytest
 
-from gacc_hf.run.cache import make_key
+from gacc_hf.keys import make_key
 from gacc_hf.run.cache.key_template import KeyTemplate
 
 
