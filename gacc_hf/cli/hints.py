@@ -35,7 +35,7 @@ def option_hints(unrecognized: list[str], known: set[str]) -> list[str]:
     """One "did you mean" line per unrecognized option that has a counterpart here (`--flag` or `--flag=value`).
 
     >>> option_hints(["--output_path=runs/x", "--cache_dir", "c", "--nope"], {"--output-dir", "--cache-dir"})
-    ["--output_path is lm-eval's; did you mean --output-dir?", 'did you mean --cache-dir for --cache_dir?']
+    ["--output_path is lm-eval's; did you mean --output-dir?", '--cache_dir: did you mean --cache-dir?']
     """
     hints = []
     for token in unrecognized:
@@ -45,7 +45,7 @@ def option_hints(unrecognized: list[str], known: set[str]) -> list[str]:
         if flag in LM_EVAL:
             hints.append(f"{flag} is lm-eval's; did you mean {LM_EVAL[flag]}?")
         elif "_" in flag and flag.replace("_", "-") in known:
-            hints.append(f"did you mean {flag.replace('_', '-')} for {flag}?")
+            hints.append(f"{flag}: did you mean {flag.replace('_', '-')}?")
     return hints
 
 

@@ -7,11 +7,11 @@ HINTS = {
     "'smollm2?device=cuda:0' (several GPUs: --num-processes N)?",
     ("--output_path", "runs/x"): "--output_path is lm-eval's; did you mean --output-dir?",
     ("--output_path=runs/x",): "--output_path is lm-eval's; did you mean --output-dir?",
-    ("--batch_size", "4"): "did you mean --batch-size for --batch_size?",
+    ("--batch_size", "4"): "--batch_size: did you mean --batch-size?",
     ("--tasks", "gacc"): "--tasks is lm-eval's; did you mean --data (sample, sample:zh, a file, a Hub id) or --preset?",
     ("--model_args=pretrained=x,dtype=float32",): "--model_args is lm-eval's; did you mean options after the "
     "method's name: --reader 'smollm2?device=cuda&dtype=bfloat16'?",
-    ("--cache_dir", "c"): "did you mean --cache-dir for --cache_dir?",
+    ("--cache_dir", "c"): "--cache_dir: did you mean --cache-dir?",
 }
 
 
