@@ -21,7 +21,7 @@ from gacc_hf.cost.costing import price_methods
 from gacc_hf.cost.prices import Price, Prices
 from gacc_hf.cost.usage import completion_limit, meters, token_counter
 from gacc_hf.keys import text_hash
-from gacc_hf.protocol import JudgeInput, ReaderInput
+from gacc_hf.protocol import CEILINGS, JudgeInput, ReaderInput
 from gacc_hf.run.benchmark import load_rows, pair_goals, validate_run
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
 from gacc_hf.run.compress import compute_memories
@@ -168,7 +168,11 @@ def plan_calls(setup: Any, plan: MemoryPlan, groups: list[Any], cache: Cache, pr
         for n in needs.values()
         if n.bound
     ]
-    return RunPlan(list(needs.values()), prices.currency if prices else "", prices is not None, notes)
+    shown = list(needs.values())
+    if set(setup.conditions) <= set(CEILINGS):  # a compressor named for a run of bounds only is never called
+        shown = [n for n in shown if n.role != "compressor"]
+        notes.append(f"no compressor runs: every condition is a bound ({', '.join(setup.conditions)})")
+    return RunPlan(shown, prices.currency if prices else "", prices is not None, notes)
 
 
 def _counter(fn: Any) -> str:

@@ -62,6 +62,16 @@ def test_identical_answers_make_the_cold_judge_count_a_bound(tmp_path: Path) -> 
     assert _to_call(warm)["judge"] == 0 and not any(n.bound for n in warm.needs)
 
 
+def test_a_run_of_bounds_only_lists_no_compressor(tmp_path: Path) -> None:
+    methods = {"compressor": "truncate", "reader": "fields", "judge": "exact"}
+    bounds, made = _both(tmp_path / "cache", conditions=["full", "oracle"], **methods)
+    assert made["compressor"] == 0 and [n.role for n in bounds.needs] == ["reader", "judge"]
+    assert "no compressor runs: every condition is a bound (full, oracle)" in bounds.notes
+    own = dry_run(ROWS, settings=SETTINGS, ratios=[0.3], cache_dir=None, conditions=["own", "full"], **methods)
+    assert [n.role for n in own.needs] == ["compressor", "reader", "judge"]
+    assert not any("no compressor" in note for note in own.notes)
+
+
 def test_a_served_run_cold_then_warm_and_the_dry_run_sends_no_request(tmp_path: Path) -> None:
     prices = parse_prices({"currency": "USD", "prices": {"echo": {"prompt": 1e6, "completion": 2e6}}})
     with usage_server("absent") as server:
