@@ -68,6 +68,8 @@ class Judge(Protocol):
 CONDITIONS = ("own", "none", "cross", "full", "oracle", "closed")
 #: The bounds: the ceilings `full` and `oracle` and the floor `closed` call no compressor and are never methods.
 CEILINGS = ("full", "oracle", "closed")
+#: The one bound below the methods (the empty memory); the others are upper bounds, shown apart from it.
+FLOOR = "closed"
 
 
 def is_ceiling(row: Mapping[str, Any]) -> bool:

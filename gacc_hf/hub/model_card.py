@@ -35,7 +35,7 @@ from gacc_hf.hub.eval_results import (
 )
 from gacc_hf.hub.identity import DatasetRef, dataset_ref
 from gacc_hf.hub.space import check_space_id, space_plan
-from gacc_hf.protocol import is_ceiling
+from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.folder import read_folder, verify_folder
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
@@ -173,7 +173,8 @@ def template_values(
         "n_bootstrap": cfg.get("n_bootstrap"),
         "harness": {"version": (p.get("versions") or {}).get("gacc-hf"), "git_revision": p.get("git_revision")},
         "scores": [shown(s) for s in rows],
-        "ceilings": [shown(s) for s in run.scores if is_ceiling(s)],
+        "ceilings": [shown(s) for s in run.scores if is_ceiling(s) and s["condition"] != FLOOR],
+        "floor": [shown(s) for s in run.scores if is_ceiling(s) and s["condition"] == FLOOR],
         "n_errors": len(p.get("errors") or []),
         "gaps": [
             {

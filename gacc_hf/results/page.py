@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gacc_hf.protocol import is_ceiling
+from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.layout import RunResults
 from gacc_hf.results.page_data import page_data
@@ -78,11 +78,14 @@ def summary_tables(run: RunResults) -> list[dict[str, Any]]:
     p = run.payload
     tables = [{"title": "Integrity", "head": ["counter", "value"], "rows": list(p["integrity"].items())}]
     methods = [s for s in run.scores if not is_ceiling(s)]
-    ceilings = [s for s in run.scores if is_ceiling(s)]
+    ceilings = [s for s in run.scores if is_ceiling(s) and s["condition"] != FLOOR]
+    floor = [s for s in run.scores if is_ceiling(s) and s["condition"] == FLOOR]
     if methods:
         tables.append(score_table("Scores", methods))
     if ceilings:
         tables.append(score_table("Upper bounds (not methods)", ceilings))
+    if floor:
+        tables.append(score_table("Lower bound: closed book (not a method)", floor))
     if p.get("gaps"):
         tables.append(_gap_table(p["gaps"]))
     if len({s["language"] for s in p.get("scores_by_language") or []}) > 1:

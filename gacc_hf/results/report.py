@@ -1,6 +1,7 @@
 """`report.md`: the markdown report of a results folder, rendered from its `RunResults` alone.
 
-Ceilings (full context, oracle) and the closed-book floor are shown apart from the methods, as bounds.
+Ceilings (full context, oracle) and the closed-book floor are shown apart from the methods, and from each
+other: upper bounds, and a lower one.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gacc_hf.protocol import is_ceiling
+from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, SCHEMA_VERSION, RunResults
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.results.reading_report import auc_table, curve_note, outcome_table, retention_note, retention_table
@@ -93,7 +94,8 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
     the same bytes)."""
     p, cfg = run.payload, run.config
     evidence = _has_evidence(run.scores)
-    ceilings = [s for s in run.scores if is_ceiling(s)]
+    ceilings = [s for s in run.scores if is_ceiling(s) and s["condition"] != FLOOR]
+    floor = [s for s in run.scores if is_ceiling(s) and s["condition"] == FLOOR]
     exposures = p.get("exposures") or []
     command = p.get("command")
     return render(
@@ -115,6 +117,7 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
         methods=any(not is_ceiling(s) for s in run.scores),
         score_table=_score_table([s for s in run.scores if not is_ceiling(s)], evidence),
         ceiling_table=_score_table(ceilings, evidence) if ceilings else "",
+        floor_table=_score_table(floor, evidence) if floor else "",
         gap_table=_gap_table(p["gaps"]) if p.get("gaps") else "",
         languages=named_languages(cfg),
         language_table=_score_table(p.get("scores_by_language") or [], evidence, language=True)

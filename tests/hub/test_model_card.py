@@ -48,7 +48,7 @@ CARD = "==> me/goal-lines:README.md <==\n"
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("card")
-    real_run(root / "run", root / "cache", conditions=("own", "none", "cross", "full", "oracle"))
+    real_run(root / "run", root / "cache", conditions=("own", "none", "cross", "full", "oracle", "closed"))
     return root / "run"
 
 
@@ -216,7 +216,10 @@ def test_ceilings_are_upper_bounds_on_the_card_and_never_in_the_model_index(run_
     assert "Upper bounds, not methods (and not in the model-index)" in card_text
     oracle = next(s for s in read_folder(run_dir).scores if s["compressor"] == "oracle" and s["ratio"] == 0.25)
     assert f"| oracle (oracle) | 0.25 | {oracle['micro']:.3f} [" in card_text
-    for ceiling in ("oracle", "full-context"):
+    upper, lower = card_text.split("| upper bound |", 1)[1].split("| lower bound |", 1)
+    assert "closed-book" not in upper and "full-context (full)" in upper
+    assert "| closed-book (closed) | 0 | 0.000 [" in lower.split("\n\n", 1)[0]  # the empty memory answers nothing
+    for ceiling in ("oracle", "full-context", "closed-book"):
         with pytest.raises(ValueError, match=f"no compressor '{ceiling}'"):
             publish_plan(run_dir, "me/m", compressor=ceiling)
 

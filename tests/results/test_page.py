@@ -57,3 +57,19 @@ def test_a_source_with_a_script_stays_in_the_data_block(folder):
 def test_the_same_folder_gives_the_same_bytes(folder):
     run = read_folder(folder)
     assert render_page(run) == render_page(read_folder(folder))
+
+
+def test_the_floor_is_shown_apart_from_the_upper_bounds(folder):
+    run = read_folder(folder)
+    method = run.scores[0]
+    bounds = [
+        {**method, "compressor": name, "condition": condition, "ceiling": True}
+        for name, condition in (("full-context", "full"), ("closed-book", "closed"))
+    ]
+    run.payload["scores"] = [method, *bounds]
+    tables = {t["title"]: [row[0] for row in t["rows"]] for t in summary_tables(run)}
+    assert tables["Upper bounds (not methods)"] == ["full-context"]
+    assert tables["Lower bound: closed book (not a method)"] == ["closed-book"]
+    run.payload["scores"] = [method, bounds[0]]  # no floor: no table for it
+    titles = [t["title"] for t in summary_tables(run)]
+    assert "Upper bounds (not methods)" in titles and not any("Lower bound" in t for t in titles)

@@ -22,7 +22,7 @@ PLANTED = "<script>document.body.dataset.pwned = '1'</script><img src=x onerror=
 # control characters and right-to-left text in the source of the first context, through the whole run
 HOSTILE = f"{PLANTED}\nbell\x07 tab\t escape\x1b[31m\nשלום עולם مرحبا بالعالم\n"
 LONG_LINE = "x" * 100_000  # a 100 KB line, added to that source's rows after the run (no tokenizer on it)
-CONDITIONS = ("own", "none", "full", "oracle")
+CONDITIONS = ("own", "none", "full", "oracle", "closed")
 
 
 def _run(tmp_path: Path, rows: list[dict], name: str, edit=None) -> Path:
@@ -128,4 +128,6 @@ def test_two_memories_side_by_side_mark_what_only_one_kept(browser, english):
     page.select_option("#side-a", label="truncate · own · 0.2")
     page.select_option("#side-b", label="goal-lines · own · 0.2")
     assert page.locator("#source .k-a").count() > 0 and page.locator("#source .k-b").count() > 0
+    labels = page.locator("#side-a option").all_inner_texts()
+    assert "full-context · full · 1 (ceiling)" in labels and "closed-book · closed · 0 (floor)" in labels
     assert page.locator("#source .ref").count() > 0

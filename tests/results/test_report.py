@@ -134,21 +134,27 @@ def test_recorded_failures_survive_the_folder_and_are_listed(tmp_path):
 
 @pytest.fixture(scope="module")
 def bounded(tmp_path_factory):
-    """A run with both ceilings (full context, oracle) besides two compressors."""
+    """A run with both ceilings (full context, oracle) and the floor (closed book) besides two compressors."""
     root = tmp_path_factory.mktemp("bounded")
-    result = real_run(root / "run", root / "cache", conditions=("own", "none", "full", "oracle"))
+    result = real_run(root / "run", root / "cache", conditions=("own", "none", "full", "oracle", "closed"))
     return root / "run", result
+
+
+CEILINGS = "Ceilings (upper bounds, not methods)"
 
 
 def _section(text, title):
     return text.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0]
 
 
-def test_ceilings_are_listed_apart_as_upper_bounds(bounded):
+def test_ceilings_are_listed_apart_as_upper_bounds_and_the_floor_apart_from_them(bounded):
     text = (bounded[0] / "report.md").read_text()
-    scores, bounds = _section(text, "Scores"), _section(text, "Bounds (not methods)")
-    assert "`oracle`" not in scores and "`full-context`" not in scores
-    assert "| `full-context` | full | 1 |" in bounds
+    scores, bounds = _section(text, "Scores"), _section(text, CEILINGS)
+    floor = _section(text, "Floor (a lower bound, not a method)")
+    assert not any(name in scores for name in ("`oracle`", "`full-context`", "`closed-book`"))
+    assert "| `full-context` | full | 1 |" in bounds and "closed" not in bounds
+    floor_rows = [line.split(" | ")[:2] for line in floor.splitlines() if line.startswith("| `")]
+    assert floor_rows == [["| `closed-book`", "closed"]]
     assert [line.split(" | ")[2] for line in bounds.splitlines() if line.startswith("| `oracle`")] == [
         "0.1",
         "0.25",
@@ -203,4 +209,5 @@ def test_rows_without_the_newer_fields_still_render(bounded):
     del folder.payload["config"]["data"]
     text = render_report(folder)
     assert "Evidence Micro" not in text and "Data: not recorded" in text
-    assert "| `full-context` | full | 1 |" in _section(text, "Bounds (not methods)")  # known by its condition
+    assert "| `full-context` | full | 1 |" in _section(text, CEILINGS)  # known by its condition
+    assert "| `closed-book` | closed | 0 |" in _section(text, "Floor (a lower bound, not a method)")

@@ -22,7 +22,8 @@
   }
   function cellName(i) {
     const c = cells[i];
-    return c[0] + " · " + c[1] + " · " + c[2] + (c[3] ? " (ceiling)" : "");
+    const bound = c[1] === "closed" ? " (floor)" : " (ceiling)";
+    return c[0] + " · " + c[1] + " · " + c[2] + (c[3] ? bound : "");
   }
   function outcomeName(row) {
     return row[4] === null ? NONE : outcomes[row[4]];
