@@ -12,12 +12,16 @@ The main job's run was recorded again with `contains-v2` (its two `1.5%` verdict
 
 from __future__ import annotations
 
+import json
+import re
+
 import pandas as pd
 import pytest
 
 from gacc_hf.data.loading import load_sample
 from gacc_hf.data.schema import validate
 from gacc_hf.scoring.evidence import oracle_memory
+from gacc_hf.scoring.scores import macro, micro
 from gacc_hf.text.matching import contains
 from gacc_hf.tokenizer import get_codec
 from tests.helpers.paths import ROOT
@@ -112,3 +116,25 @@ def test_recorded_oracle_memories_are_rebuilt_identically_but_for_the_listed_goa
         != row.memory
     }
     assert changed == CHANGED_ORACLE
+
+
+def test_the_readme_states_the_main_runs_oracle_evidence_as_recorded_and_as_printed_now():
+    """The oracle memories rebuilt by today's oracle, scored by today's matcher, are what `make demo` prints."""
+    groups = {g.goal_id: g for g in validate(load_sample("judge", language="all"))}
+    oracle = pd.read_parquet(RUNS / "main" / "memories.parquet").query("compressor == 'oracle'")
+    codec, goal_ids, found = get_codec(), [], []
+    for row in oracle.itertuples():
+        group = groups[row.goal_id]
+        memory = oracle_memory(group.context, group.questions, row.budget, codec).text
+        goal_ids += [row.goal_id] * len(group.questions)
+        found += [contains(memory, list(q.references)) for q in group.questions]
+    (recorded,) = [
+        s for s in json.loads((RUNS / "main" / "results.json").read_text())["scores"] if s["compressor"] == "oracle"
+    ]
+    n_goals = len(set(goal_ids))
+    now = f"evidence recall at {micro(found):.3f} ({sum(found)} of {len(found)}) and evidence Macro at "
+    now += f"{macro(goal_ids, found):.3f} ({round(macro(goal_ids, found) * n_goals)} of {n_goals} goals)"
+    then = ", ".join(f"{recorded[k]:.3f} ({round(recorded[k] * len(found))})" for k in ("micro", "evidence_micro"))
+    then += f" and {recorded['evidence_macro']:.3f} ({round(recorded['evidence_macro'] * n_goals)})"
+    readme = re.sub(r"\s+", " ", (ROOT / "README.md").read_text(encoding="utf-8"))
+    assert f"{now} where this table has {then}." in readme
