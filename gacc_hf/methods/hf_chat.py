@@ -32,6 +32,11 @@ from gacc_hf.progress import report
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput
 from gacc_hf.tokenizer import get_codec
 
+# Seconds of SmolLM2's CPU time per prompt token by the language it reads, whole sources on 2 cores
+# (`benchmarks/cpu_reading.py`, 2026-12-04, load 4.3-5.6): a dry run multiplies a call's prompt tokens by it to
+# warn of a long reading. A Chinese token costs several English ones, and a Chinese character is several tokens.
+CPU_SECONDS_PER_PROMPT_TOKEN = {"en": 0.0021, "zh": 0.011}
+
 # Templates by role, then by language (the primary subtag of the text's language, `gacc_hf.data.language`), so
 # a Chinese question is asked in Chinese. The judge's verdict words stay CORRECT / INCORRECT in every language:
 # `parse_verdict` reads only those. A revision hashes its role's whole table, every language.
@@ -136,6 +141,14 @@ class _ChatMethod:
     def token_counter(self) -> str:
         """Prompts and outputs are counted with this model's own tokenizer (and chat template)."""
         return f"{self.name} tokenizer"
+
+    def cpu_seconds_per_prompt_token(self, item: Any) -> float | None:
+        """The measured CPU rate of a call on `item`, by the language of its texts (English or Chinese), when
+        this is SmolLM2 on the CPU; None elsewhere (another model or device: not measured)."""
+        if self.name != SMOLLM2 or self.lm.device != "cpu":
+            return None
+        texts = [text for field in ("context", "memory", "question") if (text := getattr(item, field, ""))]
+        return CPU_SECONDS_PER_PROMPT_TOKEN[detect_language(*texts)]
 
     def prompt_tokens(self, item: Any) -> int:
         """The prompt tokens one call on `item` feeds the model: its chat template, tokenized (no call)."""

@@ -307,6 +307,7 @@ class CausalLM:
     pipeline: Any  # transformers TextGenerationPipeline
     tokenizer: Any
     model: Any  # the pipeline's model, for generation outside the pipeline (prefix-cached reading)
+    device: str = "cpu"  # where it runs (a dry run's model: where it would)
 
     @property
     def identity(self) -> str:
@@ -352,11 +353,11 @@ def load_causal_lm(spec: str, options: ModelOptions | None = None) -> CausalLM:
     if _TOKENIZER_ONLY.get():  # a dry run: the tokenizer and config, no weights, nothing kept
         config = AutoConfig.from_pretrained(ref.path)
         shell = SimpleNamespace(config=config, generation_config=GenerationConfig.from_model_config(config))
-        return CausalLM(ref, None, tokenizer, shell)
+        return CausalLM(ref, None, tokenizer, shell, device)
     model = AutoModelForCausalLM.from_pretrained(ref.path, dtype=getattr(torch, options.dtype)).to(device)
     model.eval()
     pipe = pipeline("text-generation", model=model, tokenizer=tokenizer, device=torch.device(device))
-    _CAUSAL[key] = CausalLM(ref, pipe, tokenizer, model)
+    _CAUSAL[key] = CausalLM(ref, pipe, tokenizer, model, device)
     return _CAUSAL[key]
 
 

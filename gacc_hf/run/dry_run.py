@@ -7,7 +7,9 @@ on the tokens they generate (max new tokens × calls). A reader's input is known
 and a judge's once its answer is: where a memory is not cached, each of its questions is counted as one
 reader call whose memory fills its whole budget, and each such answer as one judge call with an answer as
 long as the reader may write. Those figures are bounds (identical memories or answers share one call);
-the plan says so per role, and a warm or partly warm cache makes them exact.
+the plan says so per role, and a warm or partly warm cache makes them exact. A local model that runs on the
+CPU at a measured rate (`cpu_seconds_per_prompt_token(item)`) gets an estimate of its calls' time, said in a
+note when it is a minute or more: long sources and Chinese text read slowly there.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from gacc_hf.run.tasks import Method
 from gacc_hf.tokenizer import get_codec
 
 ROLES = ("compressor", "reader", "judge")
+# The CPU time estimate from which a dry run says how long a local model will take (shorter goes unsaid).
+LONG_ON_CPU_S = 60.0
 
 
 @dataclass
@@ -46,6 +50,7 @@ class Need:
     completion_bound: int = 0
     bound: bool = False  # some inputs were not known: the figures are upper bounds
     price: Price | None = None
+    cpu_seconds: float | None = None  # estimated CPU time of the calls to make, where the method states its rate
 
     @property
     def to_call(self) -> int:
@@ -63,7 +68,11 @@ class Need:
             self.cached += 1
             return
         if meters(fn):
-            self.prompt_tokens += fn.prompt_tokens(item) + extra_prompt
+            tokens = fn.prompt_tokens(item) + extra_prompt
+            self.prompt_tokens += tokens
+            rate = getattr(fn, "cpu_seconds_per_prompt_token", None)
+            if callable(rate) and (per_token := rate(item)) is not None:
+                self.cpu_seconds = (self.cpu_seconds or 0.0) + tokens * per_token
         self.completion_bound += completion_limit(fn, item)
 
     def document(self) -> dict[str, Any]:
@@ -78,6 +87,7 @@ class Need:
             "counted_by": self.counter,
             "exact": not self.bound,
             "cost_bound": self.cost_bound,
+            "cpu_seconds_estimate": self.cpu_seconds,
         }
 
 
@@ -154,9 +164,7 @@ def dry_run(
 def plan_calls(setup: Any, plan: MemoryPlan, groups: list[Any], cache: Cache, prices: Prices | None = None) -> RunPlan:
     """The plan of a validated and planned run (`gacc_hf.run.benchmark`); no model is called."""
     priced = None if prices is None else price_methods([(m.role, m.spec, m.name) for m in _methods(setup)], prices)
-    needs = {
-        (m.role, m.name): Need(m.role, m.name, token_counter(m.fn) if meters(m.fn) else "-") for m in _methods(setup)
-    }
+    needs = {(m.role, m.name): Need(m.role, m.name, _counter(m.fn)) for m in _methods(setup)}
     if priced is not None:
         for (role, name), need in needs.items():
             entry = priced["methods"][role][name]
@@ -168,11 +176,26 @@ def plan_calls(setup: Any, plan: MemoryPlan, groups: list[Any], cache: Cache, pr
         for n in needs.values()
         if n.bound
     ]
+    notes += [cpu_note(n) for n in needs.values() if (n.cpu_seconds or 0.0) >= LONG_ON_CPU_S]
     shown = list(needs.values())
     if set(setup.conditions) <= set(CEILINGS):  # a compressor named for a run of bounds only is never called
         shown = [n for n in shown if n.role != "compressor"]
         notes.append(f"no compressor runs: every condition is a bound ({', '.join(setup.conditions)})")
     return RunPlan(shown, prices.currency if prices else "", prices is not None, notes)
+
+
+def cpu_note(need: Need) -> str:
+    """One line: how long a local model's calls will take on the CPU, and from what.
+
+    >>> cpu_note(Need("reader", "smollm2", "-", prompt_tokens=422_067, cpu_seconds=4_220.0))
+    "reader 'smollm2' runs on the CPU: about 1 h 10 min for 422,067 prompt tokens (its measured rate per token)"
+    """
+    minutes = round((need.cpu_seconds or 0.0) / 60)
+    took = f"{minutes // 60} h {minutes % 60} min" if minutes >= 60 else f"{max(minutes, 1)} min"
+    return (
+        f"{need.role} {need.name!r} runs on the CPU: about {took} for {need.prompt_tokens:,} prompt tokens "
+        "(its measured rate per token)"
+    )
 
 
 def _counter(fn: Any) -> str:

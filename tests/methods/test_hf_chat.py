@@ -262,3 +262,19 @@ def test_prompt_tokens_are_the_chat_templates_tokens_counted_without_a_call(tiny
     assert reader.prompt_tokens(item) == len(ids)
     assert reader.count_tokens(memory) == len(tokenizer(memory, add_special_tokens=False)["input_ids"])
     assert reader.token_counter == f"{reader.name} tokenizer"
+
+
+def test_the_cpu_rate_is_stated_for_smollm2_on_the_cpu_only(tiny):
+    import dataclasses
+
+    from gacc_hf.methods.weights import tokenizer_only
+
+    rates = pipeline.CPU_SECONDS_PER_PROMPT_TOKEN
+    english, chinese = ReaderInput(MEMORIES[1], QUESTIONS[0]), ReaderInput("主节点停止写入。", "哪个节点停止写入？")
+    with tokenizer_only():
+        smollm2 = build("reader", "smollm2?device=cpu")
+    assert smollm2.cpu_seconds_per_prompt_token(english) == rates["en"] < rates["zh"]
+    assert smollm2.cpu_seconds_per_prompt_token(chinese) == rates["zh"]
+    smollm2.lm = dataclasses.replace(smollm2.lm, device="cuda:0")
+    assert smollm2.cpu_seconds_per_prompt_token(english) is None  # not on the CPU: the rate does not apply
+    assert build("reader", str(tiny)).cpu_seconds_per_prompt_token(english) is None  # a model not measured

@@ -72,6 +72,42 @@ def test_a_run_of_bounds_only_lists_no_compressor(tmp_path: Path) -> None:
     assert not any("no compressor" in note for note in own.notes)
 
 
+class WordReader:
+    """A reader of its own that counts its prompts by words and states its CPU rate, as `smollm2` does."""
+
+    token_counter = "words"
+
+    def __init__(self, rate: float | None) -> None:
+        self.rate = rate
+        self.revision = f"words@{rate}"
+
+    def cpu_seconds_per_prompt_token(self, item: Any) -> float | None:
+        return self.rate
+
+    def __call__(self, item: Any) -> str:
+        return "unknown"
+
+    def prompt_tokens(self, item: Any) -> int:
+        return len(f"{item.memory} {item.question}".split())
+
+    def count_tokens(self, text: str) -> int:
+        return len(text.split())
+
+
+@pytest.mark.parametrize(("rate", "said"), [(1.0, True), (1e-6, False), (None, False)])
+def test_a_long_reading_on_the_cpu_is_estimated_in_one_note(tmp_path: Path, rate: float | None, said: bool) -> None:
+    methods = {"compressor": "truncate", "judge": "exact", "conditions": ["full"]}
+    plan = dry_run(ROWS, settings=SETTINGS, ratios=[0.3], cache_dir=None, reader=WordReader(rate), **methods)
+    (reader,) = [n for n in plan.needs if n.role == "reader"]
+    # 3 contexts × 3 questions, each read from its whole source: the words of source and question, by hand
+    words = sum(len(f"{r['context']} {q['question']}".split()) for r in ROWS for q in r["questions"])
+    assert reader.prompt_tokens == words and reader.to_call == 9
+    notes = [n for n in plan.notes if "on the CPU" in n]
+    assert reader.cpu_seconds == (None if rate is None else pytest.approx(words * rate)) and len(notes) == said
+    if said:
+        assert notes[0].startswith(f"reader '{reader.name}' runs on the CPU: about {round(words / 60)} min for ")
+
+
 def test_a_served_run_cold_then_warm_and_the_dry_run_sends_no_request(tmp_path: Path) -> None:
     prices = parse_prices({"currency": "USD", "prices": {"echo": {"prompt": 1e6, "completion": 2e6}}})
     with usage_server("absent") as server:
