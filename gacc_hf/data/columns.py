@@ -88,7 +88,8 @@ def rename(rows: Sequence[Any], columns: Mapping[str, str]) -> list[Any]:
     """The rows with the mapped columns renamed to schema names. A mapped column the data lacks is one Problem
     (row 0); one some rows lack, or a row that has both a mapped column and the schema name, a Problem per row."""
     check_mapping(columns)
-    columns = {t: c for t, c in columns.items() if not _own_id(columns, t)}
+    own_ids = [t for t in columns if _own_id(columns, t)]  # derived from the text: nothing to rename
+    columns = {t: c for t, c in columns.items() if t not in own_ids}
     found = found_columns(rows)
     problems = [
         Problem(
@@ -111,6 +112,9 @@ def rename(rows: Sequence[Any], columns: Mapping[str, str]) -> list[Any]:
                 problems.append(Problem(i, column, f"columns maps {target} to {column!r}, a column this row lacks"))
             elif target in row and column in row and target != column:
                 problems.append(Problem(i, target, f"the row has both {target!r} and {column!r}, mapped to it"))
+        for target in (t for t in own_ids if t in row):
+            text = columns[target.removesuffix("_id")]
+            problems.append(Problem(i, target, f"the row has {target!r}, which columns derives from {text!r}"))
         out.append({back.get(k, k): v for k, v in row.items()})
     if problems:
         raise DataValidationError(problems)
