@@ -94,7 +94,7 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
         "--columns",
         type=_columns,
         help="the data's names for schema columns, e.g. context=text,goal=user_goal,question=query (data in "
-        "another layout; one row per question is grouped by goal_id)",
+        "another layout; one row per question is grouped by goal_id; IDs the data lacks are derived from its text)",
     )
     p.add_argument(
         "--limit",

@@ -283,10 +283,15 @@ def group_flat(rows: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def to_schema_rows(rows: Sequence[Any], columns: Mapping[str, str] | None = None) -> list[Any]:
-    """Rows in gacc-hf's own layout: mapped (`columns`), then grouped when flat; grouped rows are left as they are
-    for the schema check."""
+    """Rows in gacc-hf's own layout: mapped (`columns`), then grouped when flat; grouped rows get their defaults
+    and derived IDs (`gacc_hf.data.derived`) and are otherwise left as they are for the schema check."""
     rows = rename(rows, columns) if columns else list(rows)
-    return group_flat(rows) if _flat(rows) else rows
+    if _flat(rows):
+        return group_flat(rows)
+    completed, _kinds, collisions = complete_grouped(rows)
+    if collisions:
+        raise DataValidationError(collisions)
+    return completed
 
 
 def _in_user_terms(p: Problem, members: Sequence[tuple[str, int]] | None, columns: Mapping[str, str]) -> Problem:

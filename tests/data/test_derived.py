@@ -186,3 +186,22 @@ def test_a_misspelled_optional_flat_column_is_named_with_the_near_name(row, tmp_
     assert "'langauge': unknown column (did you mean 'language'?)" in capsys.readouterr().out
     fixed = [{**r, "language": "zh" if i == 2 else "en"} for i, r in enumerate(ROWS)]
     assert [g.language for g in validate(load_any(write_csv(tmp_path / "ok.csv", fixed), columns=OWN))] == ["en", "zh"]
+
+
+def test_grouped_rows_with_one_short_hash_are_refused_by_every_entry(tmp_path, monkeypatch):
+    from gacc_hf.data.columns import to_schema_rows
+
+    monkeypatch.setattr(derived, "ID_HEX", 1)
+    one, two = _colliding([f"搬家通知 {n}。" for n in range(17)], 1)
+    rows = [
+        {"context": text, "goal": "准备搬家", "questions": [{"question_id": f"q{i}", "question": "几号搬家？"}],
+         "gold": [{"question_id": f"q{i}", "references": ["四号"]}]}
+        for i, text in enumerate([one, two])
+    ]  # fmt: skip
+    with pytest.raises(DataValidationError) as err:
+        to_schema_rows(rows)
+    assert {(p.row, p.field) for p in err.value.problems} >= {(1, "context")}
+    with pytest.raises(DataValidationError, match="row 1, line 2, field 'context': its derived context_id"):
+        load_any(write_jsonl(tmp_path / "grouped.jsonl", rows))
+    monkeypatch.setattr(derived, "ID_HEX", 12)
+    assert [r["context_id"] for r in to_schema_rows(rows)] == [f"ctx-{short(one)}", f"ctx-{short(two)}"]
