@@ -26,7 +26,7 @@ from typing import Any
 
 from gacc_hf.data.schema import Problem
 
-ID_HEX = 12  # 48 bits: a collision among a million texts has odds of about 2 in a million, and is refused
+ID_HEX = 16  # 64 bits: a collision among a million texts has odds of about 3 in 100 million, and is refused
 PREFIXES = {"context_id": "ctx-", "goal_id": "goal-", "question_id": "q-"}
 # what each derived ID hashes, and the field named when two different contents share a short hash
 HASHED = {"context_id": ("context",), "goal_id": ("context", "goal"), "question_id": ("goal_id", "question")}
@@ -39,7 +39,7 @@ def content_id(kind: str, *parts: Any) -> str:
     schema check refuses it anyway).
 
     >>> content_id("context_id", "Movers pack up to four boxes per person.")
-    'ctx-b2b405054932'
+    'ctx-b2b405054932aeb6'
     """
     text = json.dumps([p if isinstance(p, str) else repr(p) for p in parts], ensure_ascii=False)
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -35,8 +35,8 @@ ROWS = [
 
 
 def short(*parts: str) -> str:
-    """The first 12 hex digits of the sha256 of the parts as a JSON list: the rule docs/data.md states."""
-    return hashlib.sha256(json.dumps(list(parts), ensure_ascii=False).encode("utf-8")).hexdigest()[:12]
+    """The first 16 hex digits of the sha256 of the parts as a JSON list: the rule docs/data.md states."""
+    return hashlib.sha256(json.dumps(list(parts), ensure_ascii=False).encode("utf-8")).hexdigest()[:16]
 
 
 def write_csv(path: Path, rows: list[dict]) -> Path:
@@ -117,6 +117,7 @@ def _colliding(texts: list[str], width: int) -> tuple[str, str]:
 
 @pytest.mark.parametrize("stem", ["Badges stop working on day", "新工牌在第几天失效"])
 def test_two_texts_with_one_short_hash_are_refused_naming_both_rows(stem, tmp_path, monkeypatch):
+    real = derived.ID_HEX
     monkeypatch.setattr(derived, "ID_HEX", 1)  # 16 values: a collision is certain among 17 texts
     one, two = _colliding([f"{stem} {n}." for n in range(17)], 1)
     rows = [{**ROWS[0], "document": one}, {**ROWS[2], "document": two}]
@@ -126,7 +127,7 @@ def test_two_texts_with_one_short_hash_are_refused_naming_both_rows(stem, tmp_pa
     assert (Path(problem.file).name, problem.row, problem.line) == ("clash.csv", 1, 3)
     said = f"its derived context_id 'ctx-{short(two)[:1]}' is also the one derived from a different context in row 0"
     assert problem.message.startswith(said) and "two texts share a short hash" in problem.message
-    monkeypatch.setattr(derived, "ID_HEX", 12)
+    monkeypatch.setattr(derived, "ID_HEX", real)
     assert len(load_any(tmp_path / "clash.csv", columns=OWN)) == 2  # at the real width they differ
 
 
@@ -191,6 +192,7 @@ def test_a_misspelled_optional_flat_column_is_named_with_the_near_name(row, tmp_
 def test_grouped_rows_with_one_short_hash_are_refused_by_every_entry(tmp_path, monkeypatch):
     from gacc_hf.data.columns import to_schema_rows
 
+    real = derived.ID_HEX
     monkeypatch.setattr(derived, "ID_HEX", 1)
     one, two = _colliding([f"搬家通知 {n}。" for n in range(17)], 1)
     rows = [
@@ -203,5 +205,5 @@ def test_grouped_rows_with_one_short_hash_are_refused_by_every_entry(tmp_path, m
     assert {(p.row, p.field) for p in err.value.problems} >= {(1, "context")}
     with pytest.raises(DataValidationError, match="row 1, line 2, field 'context': its derived context_id"):
         load_any(write_jsonl(tmp_path / "grouped.jsonl", rows))
-    monkeypatch.setattr(derived, "ID_HEX", 12)
+    monkeypatch.setattr(derived, "ID_HEX", real)
     assert [r["context_id"] for r in to_schema_rows(rows)] == [f"ctx-{short(one)}", f"ctx-{short(two)}"]
