@@ -7,8 +7,10 @@ name the columns otherwise (`text` for `context`, `user_goal` for `goal`) and ma
 then grouped by `goal_id` into the schema's rows, its questions in row order. Everything is checked before
 any work, and every problem is said in the user's own layout: the file and row (and line) of the flat row
 at fault, the field by the data's own name. Problems are a mapping to a column the data lacks, rows of one
-goal (or one context) that disagree on its text, a grouped-layout field in a flat row, data in neither
-layout (one message with the columns found and a mapping that would fix it, `gacc_hf.data.suggest`).
+goal (or one context) that disagree on its text, a grouped-layout field in a flat row, a column the flat
+layout does not have (named with the known name it is closest to), data in neither layout (one message with
+the columns found and a mapping that would fix it, `gacc_hf.data.suggest`). IDs the data lacks are derived
+from its text, and a missing `source` is empty (`gacc_hf.data.derived`).
 
 The layout is the one most rows are in: a flat file with a stray `questions` key in one row stays flat,
 and that row is named. A null `language` is no declaration (the language is detected, as for a row

@@ -5,7 +5,9 @@ ID (`id`, `key`, and what it identifies: `doc_id` is a context's, `task_id` a go
 the goal, the question, the answers (`answer`, `label`, `target`), the kind of source (`domain`, `type`) or
 the language. An ID column is only ever suggested for an ID, any other column never for one, and a column
 whose words say nothing is listed as such instead of being guessed (a wrong guess fails later, farther
-from its cause). The suggestion is a starting point the user checks: it is printed, never applied.
+from its cause). IDs and `source` are optional (`gacc_hf.data.derived`): the mapping leaves a hole
+(`goal=<column>`) only for a required column. The suggestion is a starting point the user checks: it is
+printed, never applied.
 """
 
 from __future__ import annotations
