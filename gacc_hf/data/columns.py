@@ -163,12 +163,19 @@ def _references(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+def _missing(column: str) -> str:
+    """The message of a column a flat row lacks; an ID other rows declare is derived only when none does."""
+    if column in IDS:
+        return f"missing column (other rows have {column}: give it in every row, or in none to derive it)"
+    return "missing column"
+
+
 def _row_problems(
     i: int, row: Mapping[str, Any], label: str | None, qids: dict[str, tuple[int, str]], derived: Sequence[str]
 ) -> list[Problem]:
     """What is wrong with one flat row by itself (and its question_id against those before); `derived`: the
     ID kinds derived from the content."""
-    problems = [Problem(i, c, "missing column", label) for c in FLAT if c not in row and c not in derived]
+    problems = [Problem(i, c, _missing(c), label) for c in FLAT if c not in row and c not in derived]
     problems += [
         Problem(
             i,

@@ -207,3 +207,14 @@ def test_grouped_rows_with_one_short_hash_are_refused_by_every_entry(tmp_path, m
         load_any(write_jsonl(tmp_path / "grouped.jsonl", rows))
     monkeypatch.setattr(derived, "ID_HEX", real)
     assert [r["context_id"] for r in to_schema_rows(rows)] == [f"ctx-{short(one)}", f"ctx-{short(two)}"]
+
+
+def test_an_id_some_rows_declare_is_missing_from_the_others(tmp_path):
+    rows = [{**ROWS[0], "goal_id": "en/g1"}, ROWS[2]]  # the Chinese row lacks goal_id
+    with pytest.raises(DataValidationError) as err:
+        load_any(write_jsonl(tmp_path / "some.jsonl", rows), columns=OWN)
+    (problem,) = err.value.problems
+    assert (problem.row, problem.field) == (1, "goal_id")
+    assert problem.message == "missing column (other rows have goal_id: give it in every row, or in none to derive it)"
+    rows[1]["goal_id"] = "zh/g1"
+    assert load_any(write_jsonl(tmp_path / "all.jsonl", rows), columns=OWN)["goal_id"] == ["en/g1", "zh/g1"]
