@@ -94,7 +94,7 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
         "--columns",
         type=_columns,
         help="the data's names for schema columns, e.g. context=text,goal=user_goal,question=query (data in "
-        "another layout; one row per question is grouped by goal_id)",
+        "another layout; one row per question is grouped by goal_id; IDs the data lacks are derived from its text)",
     )
     p.add_argument(
         "--limit",
@@ -199,7 +199,8 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
     from gacc_hf.run import config as run_config
 
     file_values = run_config.load(args.config) if args.config else {}
-    return run_config.resolve(file_values, {key: getattr(args, key) for key in run_config.KEYS})
+    given = {key: getattr(args, key) for key in run_config.KEYS}
+    return run_config.resolve(file_values, given, args.config or "the config")
 
 
 def check_run(run: RunConfig, num_processes: int) -> None:

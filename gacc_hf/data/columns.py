@@ -7,8 +7,10 @@ name the columns otherwise (`text` for `context`, `user_goal` for `goal`) and ma
 then grouped by `goal_id` into the schema's rows, its questions in row order. Everything is checked before
 any work, and every problem is said in the user's own layout: the file and row (and line) of the flat row
 at fault, the field by the data's own name. Problems are a mapping to a column the data lacks, rows of one
-goal (or one context) that disagree on its text, a grouped-layout field in a flat row, data in neither
-layout (one message with the columns found and a mapping that would fix it, `gacc_hf.data.suggest`).
+goal (or one context) that disagree on its text, a grouped-layout field in a flat row, a column the flat
+layout does not have (named with the known name it is closest to), data in neither layout (one message with
+the columns found and a mapping that would fix it, `gacc_hf.data.suggest`). IDs the data lacks are derived
+from its text, and a missing `source` is empty (`gacc_hf.data.derived`).
 
 The layout is the one most rows are in: a flat file with a stray `questions` key in one row stays flat,
 and that row is named. A null `language` is no declaration (the language is detected, as for a row
@@ -19,6 +21,7 @@ list of strings (how a CSV or TSV cell holds several references: `["4", "four"]`
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -26,14 +29,24 @@ from typing import Any
 
 import datasets
 
+from gacc_hf.data.derived import FLAT_IDS, clashes, complete_grouped, derive_ids, missing_kinds, needs_completion
 from gacc_hf.data.jsonl import FileRows, with_lines
-from gacc_hf.data.schema import DataSourceError, DataValidationError, Problem, as_dataset, find_problems
-from gacc_hf.data.suggest import FLAT, TARGETS, layout_error
+from gacc_hf.data.schema import (
+    DataSourceError,
+    DataValidationError,
+    Problem,
+    as_dataset,
+    find_problems,
+    unknown_column,
+)
+from gacc_hf.data.suggest import FLAT, FLAT_REQUIRED, IDS, OPTIONAL, TARGETS, layout_error
 from gacc_hf.text.hygiene import id_key
 
 _ABSENT = object()  # a column a row does not have (unequal to any value, itself included only by identity)
 _SHARED = ("context_id", "context", "goal", "source", "language")  # what the rows of one goal must agree on
 _NESTED = re.compile(r"^(questions|gold)\[(\d+)\](?:\.(\w+))?")
+_KNOWN_FLAT = (*FLAT, *OPTIONAL)
+_log = logging.getLogger(__name__)
 
 
 def parse_columns(text: str) -> dict[str, str]:
@@ -61,16 +74,24 @@ def check_mapping(columns: Mapping[str, str]) -> None:
             raise DataSourceError(f"columns: {target!r} is not a schema column; map one of {', '.join(TARGETS)}")
         if not isinstance(column, str) or not column:
             raise DataSourceError(f"columns: {target} must map to a column name (a string), got {column!r}")
-    used = [c for c in columns.values()]
+    used = [c for t, c in columns.items() if not _own_id(columns, t)]
     if len(set(used)) < len(used):
         twice = sorted({c for c in used if used.count(c) > 1})
         raise DataSourceError(f"columns: the data column(s) {twice} are mapped to two schema names")
+
+
+def _own_id(columns: Mapping[str, str], target: str) -> bool:
+    """Whether `target` is an ID mapped to the column of its own text (`context_id=document` beside
+    `context=document`): the ID is derived from that text, as when the data has no ID column."""
+    return target in IDS and columns.get(target) == columns.get(target.removesuffix("_id"))
 
 
 def rename(rows: Sequence[Any], columns: Mapping[str, str]) -> list[Any]:
     """The rows with the mapped columns renamed to schema names. A mapped column the data lacks is one Problem
     (row 0); one some rows lack, or a row that has both a mapped column and the schema name, a Problem per row."""
     check_mapping(columns)
+    own_ids = [t for t in columns if _own_id(columns, t)]  # derived from the text: nothing to rename
+    columns = {t: c for t, c in columns.items() if t not in own_ids}
     found = found_columns(rows)
     problems = [
         Problem(
@@ -93,6 +114,9 @@ def rename(rows: Sequence[Any], columns: Mapping[str, str]) -> list[Any]:
                 problems.append(Problem(i, column, f"columns maps {target} to {column!r}, a column this row lacks"))
             elif target in row and column in row and target != column:
                 problems.append(Problem(i, target, f"the row has both {target!r} and {column!r}, mapped to it"))
+        for target in (t for t in own_ids if t in row):
+            text = columns[target.removesuffix("_id")]
+            problems.append(Problem(i, target, f"the row has {target!r}, which columns derives from {text!r}"))
         out.append({back.get(k, k): v for k, v in row.items()})
     if problems:
         raise DataValidationError(problems)
@@ -111,8 +135,11 @@ def is_grouped(rows: Sequence[Any]) -> bool:
 
 
 def needs_mapping(rows: Sequence[Any]) -> bool:
-    """Whether data with these rows is in another layout than gacc-hf's own, one row per group."""
-    return any(isinstance(r, Mapping) for r in rows) and not is_grouped(rows)
+    """Whether data with these rows is in another layout than gacc-hf's own, one row per group, or lacks
+    a field that is derived or defaulted (`gacc_hf.data.derived`)."""
+    if not any(isinstance(r, Mapping) for r in rows):
+        return False
+    return not is_grouped(rows) or needs_completion(rows)
 
 
 @dataclass
@@ -122,6 +149,7 @@ class _Groups:
     rows: list[dict[str, Any]]
     members: list[list[int]]
     problems: list[Problem]
+    derived: Sequence[str] = ()  # the ID kinds derived from the content
 
 
 def _references(value: Any) -> Any:
@@ -135,9 +163,19 @@ def _references(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
-def _row_problems(i: int, row: Mapping[str, Any], label: str | None, qids: dict[str, tuple[int, str]]) -> list[Problem]:
-    """What is wrong with one flat row by itself (and its question_id against those before)."""
-    problems = [Problem(i, c, "missing column", label) for c in FLAT if c not in row]
+def _missing(column: str) -> str:
+    """The message of a column a flat row lacks; an ID other rows declare is derived only when none does."""
+    if column in IDS:
+        return f"missing column (other rows have {column}: give it in every row, or in none to derive it)"
+    return "missing column"
+
+
+def _row_problems(
+    i: int, row: Mapping[str, Any], label: str | None, qids: dict[str, tuple[int, str]], derived: Sequence[str]
+) -> list[Problem]:
+    """What is wrong with one flat row by itself (and its question_id against those before); `derived`: the
+    ID kinds derived from the content."""
+    problems = [Problem(i, c, _missing(c), label) for c in FLAT if c not in row and c not in derived]
     problems += [
         Problem(
             i,
@@ -154,7 +192,10 @@ def _row_problems(i: int, row: Mapping[str, Any], label: str | None, qids: dict[
     qid = row.get("question_id")
     if isinstance(qid, str):
         first_row, first = qids.setdefault(id_key(qid), (i, qid))
-        if first_row != i:
+        if first_row != i and "question_id" in derived:
+            message = f"the same question as row {first_row}, under the same goal (their derived question_id {qid!r})"
+            problems.append(Problem(i, "question", message, label))
+        elif first_row != i:
             same = "" if first == qid else f" ({qid!r} differs from {first!r} only by case or Unicode normalisation)"
             problems.append(
                 Problem(i, "question_id", f"duplicate question_id, first seen in row {first_row}{same}", label)
@@ -165,10 +206,23 @@ def _row_problems(i: int, row: Mapping[str, Any], label: str | None, qids: dict[
     return problems
 
 
+def _unknown_columns(rows: Sequence[Any]) -> list[Problem]:
+    """Each column the flat layout does not have, named once, in the first row that has it."""
+    first: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        for name in row if isinstance(row, Mapping) else ():
+            if name not in (*_KNOWN_FLAT, "questions", "gold"):  # a grouped field: said by `_row_problems`
+                first.setdefault(str(name), i)
+    return [Problem(i, name, unknown_column(name, _KNOWN_FLAT, "the flat layout")) for name, i in first.items()]
+
+
 def _group(rows: Sequence[Any]) -> _Groups:
-    """Group flat rows by `goal_id`, questions in row order. Every problem names the flat row; a row with a
-    problem of its own is left out of the groups, so what is said about the groups is about the other rows."""
-    out = _Groups([], [], [])
+    """Group flat rows by `goal_id`, questions in row order, deriving the IDs no row has from the content.
+    Every problem names the flat row; a row with a problem of its own is left out of the groups, so what is
+    said about the groups is about the other rows."""
+    derived = missing_kinds(rows, FLAT_IDS)
+    rows, collisions = derive_ids(rows, derived)
+    out = _Groups([], [], [*_unknown_columns(rows), *collisions], derived)
     by_goal: dict[str, int] = {}
     first_of_context: dict[Any, tuple[int, Any]] = {}
     qids: dict[str, tuple[int, str]] = {}
@@ -178,7 +232,7 @@ def _group(rows: Sequence[Any]) -> _Groups:
             continue
         row = {k: v for k, v in row.items() if not (k == "language" and v is None)}  # null: no declaration
         label = row.get("goal_id") if isinstance(row.get("goal_id"), str) else None
-        own = _row_problems(i, row, label, qids)
+        own = _row_problems(i, row, label, qids, derived)
         out.problems += own
         if own:
             continue
@@ -223,7 +277,7 @@ def _flat(rows: Sequence[Any]) -> bool:
     if is_grouped(rows):
         return False
     found = found_columns(rows)
-    if all(c in found for c in FLAT):
+    if all(c in found for c in FLAT_REQUIRED):
         return True
     raise layout_error(found)
 
@@ -238,10 +292,15 @@ def group_flat(rows: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def to_schema_rows(rows: Sequence[Any], columns: Mapping[str, str] | None = None) -> list[Any]:
-    """Rows in gacc-hf's own layout: mapped (`columns`), then grouped when flat; grouped rows are left as they are
-    for the schema check."""
+    """Rows in gacc-hf's own layout: mapped (`columns`), then grouped when flat; grouped rows get their defaults
+    and derived IDs (`gacc_hf.data.derived`) and are otherwise left as they are for the schema check."""
     rows = rename(rows, columns) if columns else list(rows)
-    return group_flat(rows) if _flat(rows) else rows
+    if _flat(rows):
+        return group_flat(rows)
+    completed, _kinds, collisions = complete_grouped(rows)
+    if collisions:
+        raise DataValidationError(collisions)
+    return completed
 
 
 def _in_user_terms(p: Problem, members: Sequence[tuple[str, int]] | None, columns: Mapping[str, str]) -> Problem:
@@ -265,34 +324,37 @@ def _located(problems: Iterable[Problem], origins: Sequence[tuple[str, int]]) ->
 
 def _split_rows(
     files: Sequence[FileRows], columns: Mapping[str, str]
-) -> tuple[list[Any], list[list[tuple[str, int]] | None], list[Problem]]:
+) -> tuple[list[Any], list[list[tuple[str, int]] | None], list[Problem], Sequence[str]]:
     """One split's rows in the schema's layout, the (file, row) of each group's questions (None for grouped
-    data), and the problems of the renaming and grouping, located in the files."""
+    data), the problems of the renaming and grouping, located in the files, and the ID kinds derived."""
     rows = [r for f in files for r in f.rows]
     origins = [o for f in files for o in f.origins]
     try:
         renamed = rename(rows, columns) if columns else rows
     except DataValidationError as exc:
-        return [], [], _located(exc.problems, origins)
+        return [], [], _located(exc.problems, origins), ()
     if not _flat(renamed):
-        return renamed, [None] * len(renamed), []
+        completed, kinds, collisions = complete_grouped(renamed)
+        problems = [_in_user_terms(p, None, columns) for p in _located(collisions, origins)]
+        return completed, [None] * len(completed), problems, kinds
     grouped = _group(renamed)
     problems = [_in_user_terms(p, None, columns) for p in _located(grouped.problems, origins)]
-    return grouped.rows, [[origins[i] for i in m] for m in grouped.members], problems
+    return grouped.rows, [[origins[i] for i in m] for m in grouped.members], problems, grouped.derived
 
 
 def mapped_splits(read: Mapping[str, Sequence[FileRows]], columns: Mapping[str, str] | None) -> datasets.DatasetDict:
-    """Rows by split put in gacc-hf's layout (`to_schema_rows`) and checked against the schema (IDs unique over
-    all splits), as a DatasetDict. Every problem is said in the data's own layout (`_in_user_terms`): its file,
-    row, line and column."""
+    """Rows by split put in gacc-hf's layout (`to_schema_rows`, IDs derived where a split has none) and checked
+    against the schema (IDs unique over all splits), as a DatasetDict. Every problem is said in the data's own
+    layout (`_in_user_terms`): its file, row, line and column."""
     columns = columns or {}
     rows: dict[str, list[Any]] = {}
     problems: list[Problem] = []
     origins: list[tuple[str, int]] = []
     members: dict[tuple[str, int], list[tuple[str, int]] | None] = {}
+    derived: list[Sequence[str]] = []
     for split, files in read.items():
         try:
-            rows[split], groups, found = _split_rows(files, columns)
+            rows[split], groups, found, kinds = _split_rows(files, columns)
         except DataSourceError as exc:
             raise type(exc)(f"{', '.join(f.path for f in files)}: {exc}") from None
         problems += found
@@ -300,12 +362,29 @@ def mapped_splits(read: Mapping[str, Sequence[FileRows]], columns: Mapping[str, 
         for g, group in enumerate(groups):
             origins.append(group[0] if group else own[g])
             members[origins[-1]] = group
-    checked = find_problems([r for split in rows.values() for r in split], origins=origins)
+            derived.append(kinds)
+    every = [r for split in rows.values() for r in split]
+    checked = clashes(every, derived, lambda i: f"{origins[i][0]} row {origins[i][1]}")
+    checked = [replace(p, file=origins[p.row][0], row=origins[p.row][1]) for p in checked]
+    clashing = {(p.file, p.row, p.field) for p in checked}
+    found = find_problems(every, origins=origins)
+    checked += [p for p in found if (p.file, p.row, p.field) not in clashing]  # a clash is no duplicate too
     problems += [_in_user_terms(p, members.get((p.file or "", p.row)), columns) for p in checked]
     problems = with_lines(problems, [f for files in read.values() for f in files])
     if problems:
         raise DataValidationError(problems)
+    _say_derived(sorted({k for kinds in derived for k in kinds}, key=FLAT_IDS.index))
     return datasets.DatasetDict({split: as_dataset(r) for split, r in rows.items()})
+
+
+def _say_derived(kinds: Sequence[str]) -> None:
+    """The one line saying which IDs were derived from the content (none: nothing said)."""
+    if kinds:
+        _log.info(
+            "data: no %s in the data: derived from the content (a short sha256 of the texts, the same in every "
+            "run and file; docs/data.md)",
+            ", ".join(kinds),
+        )
 
 
 def mapping_problems(read: Mapping[str, Sequence[FileRows]], columns: Mapping[str, str] | None) -> list[Problem]:

@@ -90,6 +90,12 @@ def _read_parquet(data: bytes, path: Path) -> list[dict[str, Any]]:
         raise DataSourceError(f"{path}: not a readable Parquet file: {exc}") from exc
 
 
+def jsonl_bytes(rows: Iterable[Any]) -> bytes:
+    """Rows as a JSONL file's bytes: one object a line, UTF-8, every character as written (`read_file` reads
+    them back as they were)."""
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode("utf-8")
+
+
 def read_rows(path: str | Path) -> list[dict[str, Any]]:
     """The rows of one data file, not yet validated; DataValidationError listing every unreadable JSONL line."""
     read = read_file(path)

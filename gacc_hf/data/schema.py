@@ -7,6 +7,7 @@ lack the judge-only `gold` column. Rows are counted from 0, as in `dataset[i]`.
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -238,6 +239,18 @@ class _IdRegistry:
         return None
 
 
+def unknown_column(name: str, known: Sequence[str], layout: str) -> str:
+    """The message for a column a layout does not have, with the known name it is closest to (a misspelled
+    optional column would otherwise be dropped without a word).
+
+    >>> unknown_column("langauge", ("context", "language"), "the flat layout")
+    "unknown column (did you mean 'language'?); the flat layout has context, language"
+    """
+    near = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return f"unknown column{hint}; {layout} has {', '.join(known)}"
+
+
 def _check_columns(
     i: int, row: Mapping[str, Any], required: tuple[str, ...], forbid_gold: bool, gid: str | None
 ) -> list[Problem]:
@@ -245,8 +258,11 @@ def _check_columns(
     problems = [Problem(i, col, "missing column", gid) for col in required if col not in row]
     if forbid_gold and "gold" in row:
         problems.append(Problem(i, "gold", "judge-only column in public data (a leak)", gid))
-    unknown = f"unknown column; the schema has {', '.join(SCHEMA_COLUMNS)}"
-    problems += [Problem(i, str(col), unknown, gid) for col in row if col not in SCHEMA_COLUMNS]
+    problems += [
+        Problem(i, str(col), unknown_column(str(col), SCHEMA_COLUMNS, "the schema"), gid)
+        for col in row
+        if col not in SCHEMA_COLUMNS
+    ]
     if row.get("language") is not None and (problem := tag_problem(row["language"])):
         problems.append(Problem(i, "language", problem, gid))  # null: no tag (a Dataset's untagged rows)
     return problems

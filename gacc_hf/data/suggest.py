@@ -5,7 +5,9 @@ ID (`id`, `key`, and what it identifies: `doc_id` is a context's, `task_id` a go
 the goal, the question, the answers (`answer`, `label`, `target`), the kind of source (`domain`, `type`) or
 the language. An ID column is only ever suggested for an ID, any other column never for one, and a column
 whose words say nothing is listed as such instead of being guessed (a wrong guess fails later, farther
-from its cause). The suggestion is a starting point the user checks: it is printed, never applied.
+from its cause). IDs and `source` are optional (`gacc_hf.data.derived`): the mapping leaves a hole
+(`goal=<column>`) only for a required column. The suggestion is a starting point the user checks: it is
+printed, never applied.
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from gacc_hf.data.schema import DataSourceError
 
 GROUPED = ("context_id", "source", "context", "goal_id", "goal", "questions", "gold")
 FLAT = ("context_id", "context", "goal_id", "goal", "question_id", "question", "references")
-OPTIONAL = ("source", "language")  # a flat row may lack them (source: empty; language: detected)
+IDS = ("context_id", "goal_id", "question_id")  # derived from the content when the data has none
+OPTIONAL = ("source", "language")  # a row may lack them (source: empty; language: detected)
+FLAT_REQUIRED = tuple(c for c in FLAT if c not in IDS)
+GROUPED_REQUIRED = tuple(c for c in GROUPED if c not in (*IDS, *OPTIONAL))
 TARGETS = tuple(dict.fromkeys((*GROUPED, *FLAT, *OPTIONAL)))
 # the words that tell a role, strongest first: `answer_text` holds answers, `question_text` a question
 _ROLE_WORDS: tuple[tuple[str, frozenset[str]], ...] = (
@@ -102,13 +107,15 @@ def layout_error(found: Sequence[str]) -> LayoutError:
     flat_like = "question" in found or any(role(c, True) == "question" for c in found if c not in TARGETS)
     layout = FLAT if flat_like else GROUPED
     mapping, untold = suggested_mapping(found, layout)
-    parts = [f"{t}={mapping.get(t, '<column>')}" for t in layout if t not in found]
+    required = FLAT_REQUIRED if flat_like else GROUPED_REQUIRED
+    parts = [f"{t}={mapping.get(t, '<column>')}" for t in layout if t not in found and (t in required or t in mapping)]
     optional = [f"{t}={mapping[t]}" for t in OPTIONAL if t in mapping]
     kind = "one row per question" if flat_like else "one row per (context, goal) group"
     message = (
         f"unrecognised layout: the data has the columns {', '.join(found) or '(none)'}; gacc-hf reads "
-        f"{', '.join(GROUPED)} (one row per group) or {', '.join(FLAT)} (one row per question). For "
-        f"{kind}, map the data's names: --columns {','.join(parts)} (columns={{...}} in load_any)"
+        f"{', '.join(GROUPED_REQUIRED)} (one row per group) or {', '.join(FLAT_REQUIRED)} (one row per "
+        f"question), IDs and source optional. For {kind}, map the data's names: --columns {','.join(parts)} "
+        "(columns={...} in load_any)"
     )
     if optional:
         message += f"; optional: {','.join(optional)}"

@@ -51,7 +51,7 @@ def read_table(data: bytes, path: str, suffix: str) -> tuple[list[dict[str, Any]
     except (ValueError, csv.Error) as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
         reason = " ".join(str(exc).split())
         raise DataSourceError(f"{path}: not a readable {suffix[1:].upper()} file: {reason}") from exc
-    header = next(csv.reader(io.StringIO(text), delimiter=sep), [])
+    header = next(csv.reader(io.StringIO(text, newline=""), delimiter=sep), [])
     twice = sorted({name for name in header if header.count(name) > 1})
     if twice:
         raise DataSourceError(f"{path}: the header names the column(s) {', '.join(map(repr, twice))} twice")

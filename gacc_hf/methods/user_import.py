@@ -57,6 +57,21 @@ def load(spec: str) -> Any:
     return obj
 
 
+def import_spec(fn: Any) -> str | None:
+    """`import:<module>:<name>` for a function that spec loads back as itself (a module's top-level function),
+    so a config file can name it; None for any other callable (a script's or notebook's function, a lambda,
+    a nested function, a partial, an object), which no name reaches.
+
+    >>> import_spec(import_spec), import_spec(lambda item: "")
+    ('import:gacc_hf.methods.user_import:import_spec', None)
+    """
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not inspect.isfunction(fn) or not module or module == "__main__":
+        return None
+    loaded = sys.modules.get(module)
+    return f"import:{module}:{name}" if loaded is not None and getattr(loaded, name, None) is fn else None
+
+
 def _import(module: str, shown: str) -> ModuleType:
     try:
         return importlib.import_module(module)

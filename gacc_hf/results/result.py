@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 import subprocess
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -78,6 +78,8 @@ class BenchmarkResult:
     scores_by_language: list[dict[str, Any]] = field(default_factory=list)  # the score rows of each language
     usage: dict[str, Any] = field(default_factory=dict)  # tokens per role, method and cell (`gacc_hf.cost`)
     prices: dict[str, Any] | None = None  # the prices of the run's methods, when a prices file was given
+    # the rows of an in-memory dataset the run measured (schema layout), which `save` writes beside config.yaml
+    dataset: Any = field(default=None, repr=False, compare=False)
 
     def to_pandas(self, table: Table = "scores") -> pd.DataFrame:
         """One table of the run as a DataFrame: `scores` (one row per compressor, condition and ratio),
@@ -127,14 +129,29 @@ class BenchmarkResult:
         """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,
         config.yaml), all at once (see `gacc_hf.results.folder`); returns the path of results.json.
 
-        `command` is the command line that made the run, recorded with any credentials redacted."""
+        The config reruns the run: the rows of an in-memory dataset are written beside it (`data.jsonl`, named
+        as its data), and a function is named by its `import:` spec; a callable no name reaches makes the
+        config's header say that it cannot rerun the run, and why. `command` is the command line that made
+        the run, recorded with any credentials redacted."""
+        from gacc_hf.data.jsonl import jsonl_bytes
+        from gacc_hf.data.schema import as_rows
         from gacc_hf.redaction import redact
+        from gacc_hf.results.atomic import write_atomic
         from gacc_hf.results.folder import write_results
-        from gacc_hf.run.config import CONFIG_FILE, from_result_config
+        from gacc_hf.run.config import CONFIG_FILE, DATA_FILE, from_result_config, saved_data_spec
 
-        config = from_result_config(self.config)
+        config, notes = from_result_config(self.config), []
+        if self.dataset is not None:
+            config = replace(config, data=saved_data_spec(folder), split=None, columns=None)  # rows in own layout
+            notes.append(f"The data was an in-memory dataset: its rows are in {DATA_FILE} beside this file.")
+
+        def extra(stage: Path) -> None:
+            if self.dataset is not None:
+                write_atomic(stage / DATA_FILE, jsonl_bytes(as_rows(self.dataset)))
+            config.dump(stage / CONFIG_FILE, notes)
+
         shown = None if command is None else [redact(part) for part in command]
-        return write_results(self, folder, shown, extra=lambda stage: config.dump(stage / CONFIG_FILE))
+        return write_results(self, folder, shown, extra=extra)
 
     def score_table(self) -> str:
         """The scores as a fixed-width text table."""

@@ -197,6 +197,7 @@ def run_benchmark(
         generated_tokens=dict(ex.generated_tokens),
         usage=_usage(ex, setup, plan.ledger, memories, answers, kept),
         prices=priced,
+        dataset=loaded if data_spec is None and not isinstance(dataset, str | os.PathLike) else None,
     )
 
 

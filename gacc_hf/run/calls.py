@@ -27,12 +27,13 @@ from gacc_hf.cost.usage import fill_usage, with_usage
 from gacc_hf.errors import MODEL_FAILURES
 from gacc_hf.limits import MAX_ANSWER_CHARS, MAX_ERROR_CHARS, clip
 from gacc_hf.methods.registry import resolve
+from gacc_hf.methods.user_import import import_spec
 from gacc_hf.progress import RoleProgress
 from gacc_hf.protocol import METHOD_FAULTS, MethodIdentityError, method_name, revision_of
 from gacc_hf.redaction import redact
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.rolling import FLUSH_SECONDS, RollingRun
-from gacc_hf.run.tasks import Follow, Method, Planned, Stage, Task, concurrency_of, planned
+from gacc_hf.run.tasks import UNNAMED, Follow, Method, Planned, Stage, Task, concurrency_of, planned
 from gacc_hf.text.hygiene import encoding_problem
 from gacc_hf.tokenizer import get_codec
 
@@ -81,7 +82,7 @@ def resolve_method(role: str, spec: Any, cached: bool) -> Method:
         if cached:
             raise MethodIdentityError(f"{role}: {exc}") from exc.__cause__
         revision = f"uncached@{uuid.uuid4().hex}"
-    shown = redact(spec) if isinstance(spec, str) else f"<callable {method_name(fn)}>"
+    shown = redact(spec) if isinstance(spec, str) else import_spec(fn) or f"{UNNAMED}{method_name(fn)}>"
     return Method(role, fn, method_name(fn), revision, shown)
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 import reprlib
 import tomllib
@@ -24,8 +25,10 @@ import yaml
 
 from gacc_hf.run.config_limits import unreadable
 from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_preset
+from gacc_hf.run.tasks import UNNAMED
 
 CONFIG_FILE = "config.yaml"
+DATA_FILE = "data.jsonl"  # the rows of an in-memory dataset, written beside the config that reruns its run
 Limit = int | float
 if TYPE_CHECKING:
     from gacc_hf.data.schema import Group
@@ -126,17 +129,54 @@ class RunConfig:
         values["ratios"] = [str(r) if isinstance(r, Fraction) else r for r in self.ratios]
         return values
 
-    def dump(self, path: str | Path) -> Path:
+    def dump(self, path: str | Path, notes: Sequence[str] = ()) -> Path:
         """Write this config as YAML that `gacc run --config` reads back to the same run, with a cache folder
-        that means something on another machine (`portable_cache_dir`)."""
+        that means something on another machine (`portable_cache_dir`); `notes` are further header lines. A run
+        of a method no name reaches gets a header saying that the file cannot rerun it, and why."""
         path = Path(path)
-        head = "# The resolved run: `gacc run --config <this file>` runs it again (options given override it).\n"
+        reason = unnamed_method(self.to_dict())
+        if reason is None:
+            head = "# The resolved run: `gacc run --config <this file>` runs it again (options given override it).\n"
+        else:
+            head = f"# This file cannot rerun the run: {reason}.\n"
+        head += "".join(f"# {note}\n" for note in notes)
         values = self.to_dict()
         values["cache_dir"], moved = portable_cache_dir(self.cache_dir)
         if moved:
             head += "# The run's cache was a folder outside its working directory: pass --cache-dir to reuse it.\n"
         path.write_text(head + yaml.safe_dump(values, sort_keys=False, allow_unicode=True), encoding="utf-8")
         return path
+
+
+def saved_data_spec(folder: str | Path, cwd: str | Path | None = None) -> str:
+    """The data spec of the rows a results folder holds (`DATA_FILE`): relative to the working directory when
+    the folder lies below it (the way a data spec on the command line is read), else absolute.
+
+    >>> saved_data_spec("/home/me/proj/runs/quick", "/home/me/proj"), saved_data_spec("/tmp/r", "/home/me/proj")
+    ('runs/quick/data.jsonl', '/tmp/r/data.jsonl')
+    """
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    path = Path(os.path.normpath(here / folder)) / DATA_FILE
+    try:
+        return str(path.relative_to(here))
+    except ValueError:
+        return str(path)
+
+
+def unnamed_method(values: Mapping[str, Any]) -> str | None:
+    """Why a config cannot rerun its run: the first method it names as `<callable NAME>` (a Python callable that
+    no `import:` spec reaches); None when every method has a name a run can resolve."""
+    named = {"compressors": values.get("compressors") or [], "reader": [values.get("reader")]}
+    named["judge"] = [values.get("judge")]
+    for key, specs in named.items():
+        for spec in specs:
+            if isinstance(spec, str) and spec.startswith(UNNAMED):
+                return (
+                    f"its {key.removesuffix('s')} {spec} is a Python callable that no name reaches (a function of "
+                    "a script or notebook, a lambda, a nested function, a partial or an object), and a config names "
+                    f"only registered methods and import:<module>:<attr>; give --{key}, or rerun it from Python"
+                )
+    return None
 
 
 def portable_cache_dir(cache_dir: str | None, cwd: str | Path | None = None) -> tuple[str | None, bool]:
@@ -235,8 +275,9 @@ def limited_groups(groups: Sequence[Group], limit: Limit) -> list[Group]:
     return [g for g in groups if id(g) in kept]
 
 
-def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any]) -> RunConfig:
-    """The run from the preset, overridden by the file's values, overridden by the options given.
+def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any], where: str = "the config") -> RunConfig:
+    """The run from the preset, overridden by the file's values (`where`: the file), overridden by the options
+    given.
 
     `given` holds the options set on the command line (None = not given); the preset is the one
     given, else the file's, else the default.
@@ -260,6 +301,8 @@ def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any]) -> RunConf
     merged.pop("preset", None)
     if merged["data"] is None:
         raise RunConfigError("data: the config names no data (the run was on an in-memory dataset); give --data")
+    if reason := unnamed_method(merged):
+        raise RunConfigError(f"{where}: cannot rerun the run: {reason}")
     merged["ratios"] = [as_ratio(r) for r in merged["ratios"]]
     return RunConfig(**{f.name: merged[f.name] for f in fields(RunConfig)})
 

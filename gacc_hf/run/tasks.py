@@ -15,10 +15,14 @@ if TYPE_CHECKING:
     from gacc_hf.cost.limits import Meter
     from gacc_hf.run.cache import Cache
 
+# how a method given as a callable that no `import:` spec reaches is named in a result's config (`<callable f>`)
+UNNAMED = "<callable "
+
 
 @dataclass(frozen=True)
 class Method:
-    """A resolved method with the name and revision that enter its cache keys; `spec` is as given."""
+    """A resolved method with the name and revision that enter its cache keys; `spec` is as given (a callable:
+    its `import:` spec, else `<callable NAME>`)."""
 
     role: str
     fn: Any

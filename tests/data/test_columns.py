@@ -142,3 +142,17 @@ def test_validate_accepts_the_save_to_disk_folders_run_accepts(tmp_path, capsys)
         load_any(tmp_path / "bad", columns=NAMES)
     assert find_spec_problems(tmp_path / "bad", columns=NAMES) == err.value.problems
     assert _where(err.value.problems) == {("bad [test]", 2, None, "query")}
+
+
+def test_an_unknown_flat_column_is_named_as_a_grouped_one_is(tmp_path):
+    rows = flat_rows()
+    for row in rows:
+        row["langauge"] = "en" if row["context_id"] == "en-1" else "zh"  # misspelled: never read as a language
+    with pytest.raises(DataValidationError) as err:
+        load_any(write_jsonl(tmp_path / "flat.jsonl", rows))
+    (problem,) = err.value.problems  # named once, in the first row that has it
+    assert _where([problem]) == {("flat.jsonl", 0, 1, "langauge")}
+    assert "unknown column (did you mean 'language'?)" in problem.message
+    for row in rows:
+        row["language"] = row.pop("langauge")
+    assert [g.language for g in validate(load_any(write_jsonl(tmp_path / "ok.jsonl", rows)))] == ["en", "zh"]

@@ -8,7 +8,7 @@ import pytest
 
 from gacc_hf.data.loading import load_any
 from gacc_hf.data.schema import DataSourceError
-from gacc_hf.data.suggest import FLAT, GROUPED, layout_error, other_candidates, role, suggested_mapping, words
+from gacc_hf.data.suggest import FLAT, layout_error, other_candidates, role, suggested_mapping, words
 from tests.helpers.data import flat_rows, write_jsonl
 
 
@@ -53,24 +53,22 @@ def test_an_id_column_is_never_the_text_and_the_answer_column_is_found():
 def test_the_message_names_what_it_could_not_tell_and_says_nothing_more_when_all_is_told():
     message = str(layout_error(["id", "context_text", "question", "answer_text", "notes", "domain"]))
     fix = message.split("--columns ")[1].split(" ")[0]
-    rest = "context=context_text,goal_id=<column>,goal=<column>,question_id=id,references=answer_text"
-    assert fix == f"context_id=<column>,{rest}"
+    # the IDs are optional (derived from the content): only a column named for one is offered, no hole
+    assert fix == "context=context_text,goal=<column>,question_id=id,references=answer_text"
     assert "; optional: source=domain" in message
     assert message.endswith("could not tell the role of notes from the name: map by hand or leave out")
     clear = str(layout_error(["doc_id", "passage", "task_id", "intent", "qid", "query", "answers"]))
     assert "could not tell" not in clear and "<column>" not in clear
     assert "one row per (context, goal) group" in str(layout_error(["a", "b"]))
-    assert all(f"{t}=<column>" in str(layout_error(["a", "b"])) for t in GROUPED)
+    assert all(f"{t}=<column>" in str(layout_error(["a", "b"])) for t in ("context", "goal", "questions", "gold"))
+    assert not any(f"{t}=<column>" in str(layout_error(["a", "b"])) for t in ("context_id", "goal_id", "source"))
 
 
 def test_a_second_column_named_for_a_filled_role_is_offered_not_dropped():
     # the columns of the CSV example in docs/data.md: doc and passage both say context, task and intent goal
     message = str(layout_error(["doc", "passage", "task", "intent", "qid", "query", "answer"]))
     fix = message.split("--columns ")[1].split(" ")[0]
-    assert (
-        fix
-        == "context_id=<column>,context=doc,goal_id=<column>,goal=task,question_id=qid,question=query,references=answer"
-    )
+    assert fix == "context=doc,goal=task,question_id=qid,question=query,references=answer"
     assert "; other candidates: context=passage, goal=intent (their names say so too: pick" in message
     assert other_candidates(["doc", "passage", "备注"], FLAT, {"context": "doc"}) == ["context=passage"]
     mixed = str(layout_error(["doc_id", "passage", "task_id", "intent", "qid", "query", "answers", "问题"]))

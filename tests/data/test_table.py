@@ -100,3 +100,23 @@ def test_a_table_in_a_folder_is_one_split_with_the_jsonl_files(tmp_path):
     write_table(tmp_path / "data" / "test.tsv", FLAT_ROWS[2:], "\t")
     assert len(load_any(tmp_path / "data", split="train")) == 1
     assert validate(load_any(tmp_path / "data", split="test"))[0].language_tag == "zh"
+
+
+@pytest.mark.parametrize("ending", ["\r", "\r\n"])
+def test_old_mac_line_ends_read_like_newlines(ending, tmp_path, capsys):
+    rows = flat_rows()  # English and Chinese, each context a quoted cell spanning three lines
+    newline = write_table(tmp_path / "lf.csv", rows)
+    other = tmp_path / "other.csv"
+    other.write_bytes(newline.read_bytes().replace(b"\n", ending.encode()))
+    read = load_any(other).to_list()
+    expected = load_any(newline).to_list()
+    for row in expected:  # a quoted cell keeps the line ends written in it
+        row["context"] = row["context"].replace("\n", ending)
+    assert read == expected and len(read) == 2
+    assert main(["data", "validate", str(other)]) == 0
+    rows[3]["question"] = " "  # row 3 starts on line 11 (header 1, three lines a row)
+    broken = write_table(tmp_path / "broken.csv", rows)
+    broken.write_bytes(broken.read_bytes().replace(b"\n", ending.encode()))
+    assert main(["data", "validate", str(broken)]) == 2
+    err = capsys.readouterr().out + capsys.readouterr().err
+    assert "row 3 (goal_id='zh-1/g1'), line 11, field 'question'" in err

@@ -43,11 +43,14 @@ def test_save_writes_the_folder_gacc_run_writes(result, tmp_path, capsys):
     assert main(argv) == 0
     capsys.readouterr()
     names = {p.name for p in (tmp_path / "py").iterdir()}
-    assert names == {p.name for p in (tmp_path / "cli").iterdir()} and "config.yaml" in names
+    # the same files, and the rows of the in-memory dataset beside config.yaml
+    assert names == {p.name for p in (tmp_path / "cli").iterdir()} | {"data.jsonl"} and "config.yaml" in names
     py, cli = read_folder(tmp_path / "py"), read_folder(tmp_path / "cli")
     assert py.scores == cli.scores and py.answers == cli.answers
-    # the saved config runs the same experiment again: with the data named, 0 model calls
+    # the saved config runs the same experiment again, on its own rows: 0 model calls, the same data
     again = tmp_path / "again"
-    assert main(["run", "--config", str(tmp_path / "py" / "config.yaml"), "--data", "synthetic:contexts=2",
-                 "--output-dir", str(again), "--no-progress"]) == 0  # fmt: skip
-    assert json.loads((again / "results.json").read_text())["calls"] == {"compressor": 0, "reader": 0, "judge": 0}
+    assert main(["run", "--config", str(tmp_path / "py" / "config.yaml"), "--output-dir", str(again),
+                 "--no-progress"]) == 0  # fmt: skip
+    rerun = json.loads((again / "results.json").read_text())
+    assert rerun["calls"] == {"compressor": 0, "reader": 0, "judge": 0}
+    assert rerun["config"]["data"]["fingerprint"] == py.config["data"]["fingerprint"]
