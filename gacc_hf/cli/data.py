@@ -120,9 +120,7 @@ def cmd_data_push(args: argparse.Namespace) -> int:
     # the folder, such as the script that builds it, stays local.
     names = ("README.md",) if args.no_eval_yaml else ("README.md", EVAL_YAML)
     built = [
-        op
-        for op in folder_operations(args.path)
-        if op.path_in_repo in names or op.path_in_repo.endswith(".parquet")
+        op for op in folder_operations(args.path) if op.path_in_repo in names or op.path_in_repo.endswith(".parquet")
     ]
     if args.no_eval_yaml:
         print(f"(--no-eval-yaml: {EVAL_YAML} is not pushed; the dataset is no Benchmark)")

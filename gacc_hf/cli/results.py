@@ -136,9 +136,7 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--space", help="also upload the run's results page as this static Space (owner/name)")
     p.add_argument("--pr", action="store_true", help="open the model repo's commit as a pull request (community)")
-    p.add_argument(
-        "--dry-run", action="store_true", help="print the plan and the short generated files; push nothing"
-    )
+    p.add_argument("--dry-run", action="store_true", help="print the plan and the short generated files; push nothing")
     p.add_argument(
         "--dry-run-dir",
         metavar="DIR",

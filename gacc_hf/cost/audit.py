@@ -101,8 +101,11 @@ def usage_problems(payload: Mapping[str, Any], answers: Sequence[Mapping[str, An
         return [] if payload.get("cost") is None else ["cost is recorded without the usage it was computed from"]
     cfg = payload["config"]
     reader, judge = cfg["reader"]["name"], cfg["judge"]["name"]
-    return [
-        *_cell_problems(usage.get("cells", []), _derived_counts(answers)),
-        *_role_problems(usage, reader, judge),
-        *_cost_problems(payload, reader, judge),
-    ]
+    try:
+        found = [
+            *_cell_problems(usage.get("cells", []), _derived_counts(answers)),
+            *_role_problems(usage, reader, judge),
+        ]
+        return found or _cost_problems(payload, reader, judge)  # a cost is only checked on a sound usage
+    except (KeyError, TypeError, AttributeError) as exc:
+        return [f"usage or cost is not in the shape gacc-hf writes ({type(exc).__name__}: {exc})"]

@@ -23,8 +23,8 @@ from typing import Any
 from huggingface_hub import CommitOperationAdd, EvalResult, HfApi, ModelCard, ModelCardData
 from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
 
-from gacc_hf.hub.benchmark_yaml import EVAL_YAML
 from gacc_hf.cost.audit import usage_problems
+from gacc_hf.hub.benchmark_yaml import EVAL_YAML
 from gacc_hf.hub.commit import PublishError, RepoPlan, check_no_secrets, check_repo_id, commit, folder_operations
 from gacc_hf.hub.details import details_card
 from gacc_hf.hub.eval_results import (
@@ -74,9 +74,7 @@ def check_publishable(run: RunResults, allow_errors: bool = False) -> None:
         )
 
 
-def check_repo_ids(
-    repo_id: str, dataset_repo: str | None, details_repo_id: str | None, space_id: str | None
-) -> None:
+def check_repo_ids(repo_id: str, dataset_repo: str | None, details_repo_id: str | None, space_id: str | None) -> None:
     """Every repo a publish names, checked as the Hub checks it, before the folder is read (dry run or not)."""
     check_repo_id("--repo-id", repo_id, "model")
     for flag, value in (("--dataset-repo", dataset_repo), ("--details-repo-id", details_repo_id)):
