@@ -79,6 +79,9 @@ def _role_problems(usage: Mapping[str, Any], reader: str, judge: str) -> list[st
         extra = set(usage.get("sent", {}).get(role, {})) - set(usage["roles"].get(role, {}))
         if extra:
             out.append(f"usage.sent.{role} names {', '.join(sorted(extra))}, which the run's usage does not")
+    for (role, name), whole in sums.items():
+        if name not in usage["roles"].get(role, {}) and any(v > tolerance for v in whole.values()):
+            out.append(f"usage.cells hold {role} tokens of {name}, which usage.roles does not name")
     return out
 
 

@@ -86,6 +86,10 @@ def test_a_hand_edited_usage_figure_is_refused_naming_it(served, tmp_path, capsy
             "usage.sent.judge.openai:echo holds more calls than the whole run",
         ),
         (lambda d: d["usage"]["sent"]["judge"].update(other={}), "usage.sent.judge names other, which the run's"),
+        (
+            lambda d: d["usage"]["roles"]["compressor"].pop("openai:echo"),
+            "usage.cells hold compressor tokens of openai:echo, which usage.roles does not name",
+        ),
     ],
 )
 def test_each_kind_of_edit_is_refused(served, edit, message):
