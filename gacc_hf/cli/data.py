@@ -37,6 +37,11 @@ def add_data_parser(sub: argparse._SubParsersAction) -> None:
     u.add_argument("path", help="folder written by `gacc data build`")
     u.add_argument("repo_id", help="Hub dataset repo id, owner/name")
     u.add_argument("--dry-run", action="store_true", help="print the upload plan and stop")
+    u.add_argument(
+        "--no-eval-yaml",
+        action="store_true",
+        help="push the data without eval.yaml (the dataset is then no Benchmark: no leaderboard shows results on it)",
+    )
     u.add_argument("--message", default="Upload GACC-Bench data", help="commit message")
     u.set_defaults(func=cmd_data_push)
 
@@ -88,9 +93,12 @@ def cmd_data_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_data_push(args: argparse.Namespace) -> int:
-    from gacc_hf.data.loading import check_hub_folder
+    from pathlib import Path
+
+    from gacc_hf.data.loading import DataSourceError, check_hub_folder
     from gacc_hf.hub.benchmark_yaml import EVAL_YAML
     from gacc_hf.hub.commit import (
+        check_repo_id,
         commit,
         describe_plan,
         folder_operations,
@@ -99,14 +107,23 @@ def cmd_data_push(args: argparse.Namespace) -> int:
         shown_file,
     )
 
+    check_repo_id("repo id", args.repo_id, "dataset")
     check_hub_folder(args.path)
+    has_eval_yaml = (Path(args.path) / EVAL_YAML).is_file()
+    if not has_eval_yaml and not args.no_eval_yaml:
+        raise DataSourceError(
+            f"{args.path} has no {EVAL_YAML}, the file `gacc data build` writes that makes the dataset a Benchmark "
+            "(its leaderboard): rebuild the folder with `gacc data build`, or pass --no-eval-yaml to push the data "
+            "without it"
+        )
     # What `gacc data build` writes (the card, the benchmark's eval.yaml and the Parquet shards); anything else in
     # the folder, such as the script that builds it, stays local.
+    names = ("README.md",) if args.no_eval_yaml else ("README.md", EVAL_YAML)
     built = [
-        op
-        for op in folder_operations(args.path)
-        if op.path_in_repo in ("README.md", EVAL_YAML) or op.path_in_repo.endswith(".parquet")
+        op for op in folder_operations(args.path) if op.path_in_repo in names or op.path_in_repo.endswith(".parquet")
     ]
+    if args.no_eval_yaml:
+        print(f"(--no-eval-yaml: {EVAL_YAML} is not pushed; the dataset is no Benchmark)")
     print(describe_plan(args.repo_id, "dataset", built))
     if args.dry_run:  # the text files in full (the card, eval.yaml); the Parquet shards by size above
         texts = [(f"{args.repo_id}:{op.path_in_repo}", operation_text(op)) for op in built]

@@ -121,6 +121,11 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
         help="the Hub dataset the run's data is (needed for a run on a local file; the sample and synthetic data "
         "are named as what they are)",
     )
+    p.add_argument(
+        "--split",
+        help="the split of --dataset-repo the run's data is (needed to check a run that recorded no split, such as "
+        "one on a local file, against the benchmark's eval.yaml)",
+    )
     p.add_argument("--allow-errors", action="store_true", help="publish a run with failed calls, stating how many")
     p.add_argument("--card", help="merge into this local card instead of the model's current card on the Hub")
     p.add_argument("--details-repo-id", help="also push answers + memory ledger as this dataset repo, with a card")
@@ -131,13 +136,20 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--space", help="also upload the run's results page as this static Space (owner/name)")
     p.add_argument("--pr", action="store_true", help="open the model repo's commit as a pull request (community)")
-    p.add_argument("--dry-run", action="store_true", help="print the plan and the generated files; push nothing")
+    p.add_argument("--dry-run", action="store_true", help="print the plan and the short generated files; push nothing")
+    p.add_argument(
+        "--dry-run-dir",
+        metavar="DIR",
+        help="a dry run that also writes every file of the plan under DIR/<models|datasets|spaces>/OWNER/NAME/ "
+        "(DIR new or empty)",
+    )
     p.set_defaults(func=cmd_publish)
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
     from gacc_hf.hub import commit as hub
 
+    args.dry_run = args.dry_run or args.dry_run_dir is not None
     if args.dry_run:
         return _publish(args)
     with hub.reaching_hub(f"publish to {args.repo_id}"):
@@ -155,6 +167,8 @@ def _publish(args: argparse.Namespace) -> int:
     for flag, path in (("--card", args.card), ("--eval-yaml", args.eval_yaml)):
         if path and not Path(path).is_file():
             raise ValueError(f"{flag} {path}: no such file")
+    if args.dry_run_dir is not None:
+        hub.check_dry_run_dir(args.dry_run_dir)
     eval_yaml = Path(args.eval_yaml).read_text(encoding="utf-8") if args.eval_yaml else None
     plan = functools.partial(
         model_card.publish_plan,
@@ -162,6 +176,7 @@ def _publish(args: argparse.Namespace) -> int:
         args.repo_id,
         compressor=args.compressor,
         dataset_repo=args.dataset_repo,
+        split=args.split,
         allow_errors=args.allow_errors,
         details_repo_id=args.details_repo_id,
         space_id=args.space,
@@ -176,15 +191,26 @@ def _publish(args: argparse.Namespace) -> int:
     for p in plans:
         print(p.describe())
     if api is None:
-        if not args.card:
-            print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")
-        if model_card.EVAL_RESULTS_FILE in {op.path_in_repo for op in plans[0].operations}:
-            print("(dry run: a real publish merges into the model's current .eval_results file, if it has one)")
-            if eval_yaml is None:
-                print("(dry run: task ids not checked; a real publish checks them against the dataset's eval.yaml)")
-        for label, text in model_card.planned_texts(plans):
-            print(hub.shown_file(label, text), end="")
-        return 0
+        return _dry_run(args, plans, eval_yaml is None)
     for url in model_card.publish(api, plans):
         print(url)
+    return 0
+
+
+def _dry_run(args: argparse.Namespace, plans: list, unchecked: bool) -> int:
+    """What a publish dry run prints after the plans: what a real one would read first, every generated file short
+    enough to read in a terminal, and where `--dry-run-dir` wrote them all."""
+    from gacc_hf.hub import commit as hub
+    from gacc_hf.hub import model_card
+
+    if not args.card:
+        print("(dry run: a real publish merges into the model's current card on the Hub, if it has one)")
+    if model_card.EVAL_RESULTS_FILE in {op.path_in_repo for op in plans[0].operations}:
+        print("(dry run: a real publish merges into the model's current .eval_results file, if it has one)")
+        if unchecked:
+            print("(dry run: task ids not checked; a real publish checks them against the dataset's eval.yaml)")
+    if args.dry_run_dir is not None:
+        print(f"(dry run: wrote {len(hub.write_plans(plans, args.dry_run_dir))} file(s) under {args.dry_run_dir})")
+    for label, text in model_card.planned_texts(plans):
+        print(hub.shown_file(label, text), end="")
     return 0

@@ -22,6 +22,10 @@ from gacc_hf.redaction import redact
 
 _TEXT_SUFFIXES = (".md", ".html", ".json", ".yaml", ".yml", ".txt")
 
+# the longest text file a dry run prints in full (a card, `.eval_results`, eval.yaml); a longer one (the Space's
+# page) is listed by size, and `--dry-run-dir` writes every file for reading
+SHOWN_MAX_CHARS = 20_000
+
 # how long `require_reachable` waits for the Hub's TCP port: a reachable Hub answers in well under a second
 REACH_TIMEOUT_S = 4.0
 
@@ -42,6 +46,21 @@ class RepoPlan:
 
     def describe(self) -> str:
         return describe_plan(self.repo_id, self.repo_type, self.operations, pr=self.pr)
+
+
+def check_repo_id(flag: str, repo_id: str, kind: str = "repo") -> None:
+    """Refuse a repo id the Hub would refuse (huggingface_hub's own rules) or one without an owner, before anything
+    is read or planned, so that a dry run refuses what a real publish would."""
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as exc:
+        reason = str(exc).split(": '", 1)[0]
+        raise PublishError(f"{flag} {repo_id!r}: not a Hub repo id ({reason}); a {kind} is named OWNER/NAME") from None
+    if "/" not in repo_id:
+        raise PublishError(f"{flag} {repo_id!r}: a {kind} is named OWNER/NAME (for example me/gacc-results)")
 
 
 def hub_endpoint() -> str:
@@ -125,8 +144,34 @@ def operation_text(op: CommitOperationAdd) -> str | None:
 
 
 def shown_file(label: str, text: str) -> str:
-    """One generated file as a dry run prints it in full: a `==> label <==` line, then the text."""
+    """One generated file as a dry run prints it: a `==> label <==` line, then the text in full, or one line
+    giving its size when it is longer than `SHOWN_MAX_CHARS`."""
+    if len(text) > SHOWN_MAX_CHARS:
+        return f"\n==> {label} <==\n({len(text):,} characters, not shown: --dry-run-dir DIR writes it)\n"
     return f"\n==> {label} <==\n{text}" + ("" if text.endswith("\n") else "\n")
+
+
+def check_dry_run_dir(folder: str | Path) -> Path:
+    """Refuse a `--dry-run-dir` that holds anything (a dry run never overwrites a file), before any work."""
+    root = Path(folder)
+    if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        raise PublishError(f"--dry-run-dir {root}: exists and is not an empty folder; name a new or empty one")
+    return root
+
+
+def write_plans(plans: Sequence[RepoPlan], folder: str | Path) -> list[Path]:
+    """Write every file of the plans under `folder` as `<models|datasets|spaces>/OWNER/NAME/<path in repo>` (the
+    Hub's own URL layout), for a dry run to be read; `folder` must be new or empty. Returns the files written."""
+    root = check_dry_run_dir(folder)
+    written = []
+    for plan in plans:
+        for op in plan.operations:
+            path = root / f"{plan.repo_type}s" / plan.repo_id / op.path_in_repo
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data = op.path_or_fileobj
+            path.write_bytes(data if isinstance(data, bytes) else Path(str(data)).read_bytes())
+            written.append(path)
+    return written
 
 
 def check_no_secrets(plans: Sequence[RepoPlan]) -> None:

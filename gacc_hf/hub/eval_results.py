@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
-from gacc_hf.hub.benchmark_yaml import TASK_METRICS, parse_eval_yaml, task_id
+from gacc_hf.hub.benchmark_yaml import TASK_CONFIG, TASK_METRICS, parse_eval_yaml, task_id
 from gacc_hf.hub.commit import PublishError
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.layout import RunResults
@@ -77,7 +77,10 @@ def run_task_scores(run: RunResults, compressor: str) -> dict[str, tuple[str, st
 
 
 def check_tasks(scores: Mapping[str, Any], eval_yaml: str, dataset_id: str, split: str | None) -> None:
-    """Refuse a score whose task id the benchmark's `eval.yaml` does not define, or defines on another split."""
+    """Refuse a score whose task id the benchmark's `eval.yaml` does not define, or defines on another split or on
+    a config other than `public` (the judge-free view of the judge rows a run reads). A run that recorded no
+    split (it read data with one split, a local file) cannot be matched to a ranked split, so it is refused
+    too, saying how to name the split."""
     where = f"{dataset_id}:eval.yaml"
     defined = parse_eval_yaml(eval_yaml, where)
     unknown = [t for t in scores if t not in defined]
@@ -86,7 +89,20 @@ def check_tasks(scores: Mapping[str, Any], eval_yaml: str, dataset_id: str, spli
             f"{where} does not define task(s) {', '.join(unknown)}; it defines {', '.join(defined)} "
             "(publish a run at the ratios and conditions the benchmark ranks)"
         )
-    other = sorted({defined[t]["split"] for t in scores} - {split}) if split is not None else []
+    configs = sorted({defined[t]["config"] for t in scores} - {TASK_CONFIG})
+    if configs:
+        raise PublishError(
+            f"{where} ranks its tasks on config {', '.join(configs)}; a gacc run's judge rows match its "
+            f"{TASK_CONFIG!r} config only"
+        )
+    ranked = sorted({defined[t]["split"] for t in scores})
+    if split is None:
+        raise PublishError(
+            f"the run recorded no split (it read data with one split), so it cannot be matched to split "
+            f"{', '.join(ranked)}, which {where} ranks: pass --split {ranked[0]} if these rows are that split (the "
+            f"card records their fingerprint), or rerun with --data {dataset_id} --split {ranked[0]}"
+        )
+    other = [s for s in ranked if s != split]
     if other:
         raise PublishError(f"the run used split {split!r}; {where} ranks its tasks on split {', '.join(other)}")
 

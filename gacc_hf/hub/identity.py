@@ -32,15 +32,20 @@ class DatasetRef:
     id: str
     name: str
     config: str = "judge"
-    split: str | None = None  # None: the data's only split
+    split: str | None = None  # None: the run read data with one split and recorded no name for it
     revision: str | None = None
     fingerprint: str | None = None
     bundled: bool = False
     on_hub: bool = True  # False: `id` names bundled data, no Hub dataset (no Eval Results can point at it)
 
+    def split_text(self) -> str:
+        """The split as a card states it: its name, or that the run recorded none."""
+        return f"split `{self.split}`" if self.split else "its only split (the run recorded no split name)"
 
-def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None) -> DatasetRef:
-    """The card's dataset, from the data identity in `config["data"]`; `dataset_repo` names a Hub dataset.
+
+def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None, split: str | None = None) -> DatasetRef:
+    """The card's dataset, from the data identity in `config["data"]`; `dataset_repo` names a Hub dataset, and
+    `split` the split of it a run that recorded none read (a local file is one split of the Hub dataset).
 
     The sample and synthetic data are named as what they are (`dataset_repo` may name the sample's Hub copy,
     never synthetic data's; the name still says which data it is); a run on
@@ -54,9 +59,12 @@ def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None) -> D
             "to publish its scores"
         )
     spec = data.get("spec")
+    recorded = data.get("split")
+    if split is not None and recorded is not None and split != recorded:
+        raise PublishError(f"the run recorded split {recorded!r}, not {split!r}: drop --split")
     common = {
         "config": str(data.get("view") or "judge"),
-        "split": data.get("split"),
+        "split": recorded or split,
         "fingerprint": data["fingerprint"],
         "revision": data.get("revision"),
     }
@@ -67,6 +75,8 @@ def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None) -> D
             raise PublishError(f"the run used {BUNDLED[base]}, not {dataset_repo!r}: drop --dataset-repo")
         if dataset_repo is not None:  # the sample's copy on the Hub (dataset_scripts/gacc_bench/build.py --push)
             return DatasetRef(id=dataset_repo, name=name, bundled=True, **common)
+        if split is not None:
+            raise PublishError(f"--split names a split of a Hub dataset; the run used {BUNDLED[base]}: drop --split")
         return DatasetRef(id=f"gacc-hf-{base}", name=name, bundled=True, on_hub=False, **common)
     if data.get("kind") == "hub" and dataset_repo not in (None, spec):
         raise PublishError(f"the run used the Hub dataset {spec!r}, not {dataset_repo!r}")

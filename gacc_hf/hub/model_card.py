@@ -23,8 +23,9 @@ from typing import Any
 from huggingface_hub import CommitOperationAdd, EvalResult, HfApi, ModelCard, ModelCardData
 from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError, RepositoryNotFoundError
 
+from gacc_hf.cost.audit import usage_problems
 from gacc_hf.hub.benchmark_yaml import EVAL_YAML
-from gacc_hf.hub.commit import PublishError, RepoPlan, check_no_secrets, commit, folder_operations
+from gacc_hf.hub.commit import PublishError, RepoPlan, check_no_secrets, check_repo_id, commit, folder_operations
 from gacc_hf.hub.details import details_card
 from gacc_hf.hub.eval_results import (
     EVAL_RESULTS_FILE,
@@ -71,6 +72,27 @@ def check_publishable(run: RunResults, allow_errors: bool = False) -> None:
         raise PublishError(
             f"the run recorded {len(errors)} failed call(s), scored as wrong answers: fix and rerun, or pass "
             "--allow-errors to publish with the count stated on the card"
+        )
+
+
+def check_repo_ids(repo_id: str, dataset_repo: str | None, details_repo_id: str | None, space_id: str | None) -> None:
+    """Every repo a publish names, checked as the Hub checks it, before the folder is read (dry run or not)."""
+    check_repo_id("--repo-id", repo_id, "model")
+    for flag, value in (("--dataset-repo", dataset_repo), ("--details-repo-id", details_repo_id)):
+        if value is not None:
+            check_repo_id(flag, value, "dataset")
+    if space_id is not None:
+        check_space_id(space_id)
+
+
+def check_usage(run: RunResults, run_dir: str | Path) -> None:
+    """Refuse usage or cost figures that disagree with the rows and each other (`gacc_hf.cost.audit`): the card
+    states them, so they are checked like the scores."""
+    problems = usage_problems(run.payload, run.answers)
+    if problems:
+        raise PublishError(
+            f"{Path(run_dir) / RESULTS_FILE}: {'; '.join(problems)}: this file was edited or is damaged; "
+            "restore it or rerun the benchmark"
         )
 
 
@@ -268,6 +290,7 @@ def publish_plan(
     *,
     compressor: str | None = None,
     dataset_repo: str | None = None,
+    split: str | None = None,
     allow_errors: bool = False,
     existing_card: str | None = None,
     details_repo_id: str | None = None,
@@ -278,16 +301,17 @@ def publish_plan(
     """The commits publishing a verified run: the model card with `.eval_results/` (data on the Hub only),
     optionally a details dataset and a results Space. `pr` opens the model's commit as a pull request.
 
-    `hub` holds what the Hub has: `eval_yaml` (the benchmark's; the run's task ids are checked against it) and
-    `eval_results` (the model repo's current file, merged). Raises ResultsError for a folder that fails
-    `gacc report`'s checks, PublishError for one that must not be published (see `check_publishable`,
-    `dataset_ref`, `check_tasks`).
+    `hub` holds what the Hub has: `eval_yaml` (the benchmark's; the run's task ids, split and config are
+    checked against it) and `eval_results` (the model repo's current file, merged); `split` names the split of
+    `dataset_repo` a run that recorded none read. Every repo id is checked first. Raises ResultsError for a
+    folder that fails `gacc report`'s checks, PublishError for one that must not be published (see
+    `check_publishable`, `check_usage`, `dataset_ref`, `check_tasks`).
     """
-    if space_id is not None:
-        check_space_id(space_id)
+    check_repo_ids(repo_id, dataset_repo, details_repo_id, space_id)
     run = verify_folder(run_dir)
     check_publishable(run, allow_errors)
-    dataset = dataset_ref(run.config, dataset_repo)
+    check_usage(run, run_dir)
+    dataset = dataset_ref(run.config, dataset_repo, split)
     name = pick_compressor(run, compressor)
     card = model_card(run, name, repo_id, dataset, existing_card, details_repo_id)
     ops = [CommitOperationAdd("README.md", card.encode("utf-8"))]

@@ -13,8 +13,7 @@ from pathlib import Path
 
 from huggingface_hub import CommitOperationAdd, SpaceCard, SpaceCardData
 
-from gacc_hf.data.loading import HUB_ID
-from gacc_hf.hub.commit import PublishError, RepoPlan
+from gacc_hf.hub.commit import PublishError, RepoPlan, check_repo_id
 from gacc_hf.hub.identity import DatasetRef
 from gacc_hf.results.layout import RunResults
 from gacc_hf.results.page import render_page
@@ -26,8 +25,7 @@ _BODY = re.compile(r"<body[^>]*>", re.IGNORECASE)
 
 def check_space_id(space_id: str) -> None:
     """Refuse a Space name that is not OWNER/NAME, before anything is planned."""
-    if not HUB_ID.match(space_id):
-        raise PublishError(f"--space {space_id!r}: a Space is named OWNER/NAME (for example me/gacc-results)")
+    check_repo_id("--space", space_id, "Space")
 
 
 def banner(model_id: str, compressor: str, dataset: DatasetRef, details_repo_id: str | None) -> str:

@@ -61,9 +61,9 @@ SAMPLE_YAML = eval_yaml("GACC-Bench sample", "The sample.", ["test"])
 
 
 def test_a_task_id_the_eval_yaml_does_not_define_is_refused_naming_those_it_does():
-    check_tasks({"micro-own-r0.2": None, "macro-none-r0.1": None}, SAMPLE_YAML, "me/bench", None)  # quiet
+    check_tasks({"micro-own-r0.2": None, "macro-none-r0.1": None}, SAMPLE_YAML, "me/bench", "test")  # quiet
     with pytest.raises(PublishError) as caught:
-        check_tasks({"micro-own-r0.2": None, "micro-own-r0.5": None}, SAMPLE_YAML, "me/bench", None)
+        check_tasks({"micro-own-r0.2": None, "micro-own-r0.5": None}, SAMPLE_YAML, "me/bench", "test")
     message = str(caught.value)
     assert message.startswith("me/bench:eval.yaml does not define task(s) micro-own-r0.5; it defines micro-own-r0.1, ")
     assert message.count("-r0.") == 1 + 18  # the unknown id, then every id the benchmark defines
@@ -74,6 +74,25 @@ def test_a_run_on_another_split_than_the_ranked_one_is_refused():
     ranked = "the run used split 'train'; me/bench:eval.yaml ranks its tasks on split test"
     with pytest.raises(PublishError, match=re.escape(ranked)):
         check_tasks({"micro-own-r0.2": None}, SAMPLE_YAML, "me/bench", "train")
+
+
+def test_a_run_that_recorded_no_split_is_refused_saying_how_to_name_it():
+    validation = eval_yaml("B", "A benchmark.", ["validation"])  # ranks only `validation`
+    with pytest.raises(PublishError) as caught:
+        check_tasks({"micro-own-r0.2": None}, validation, "me/bench", None)
+    assert str(caught.value) == (
+        "the run recorded no split (it read data with one split), so it cannot be matched to split validation, "
+        "which me/bench:eval.yaml ranks: pass --split validation if these rows are that split (the card records "
+        "their fingerprint), or rerun with --data me/bench --split validation"
+    )
+    check_tasks({"micro-own-r0.2": None}, validation, "me/bench", "validation")  # quiet: the split named
+
+
+def test_a_benchmark_ranking_another_config_than_public_is_refused():
+    other = SAMPLE_YAML.replace("config: public", "config: default")
+    with pytest.raises(PublishError, match=r"ranks its tasks on config default; .* its 'public' config only"):
+        check_tasks({"micro-own-r0.2": None}, other, "me/bench", "test")
+    check_tasks({"micro-own-r0.2": None}, SAMPLE_YAML, "me/bench", "test")  # quiet: public
 
 
 def _ours(task, value):

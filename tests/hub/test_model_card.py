@@ -321,9 +321,9 @@ def _files(out):
     return dict(zip(parts[1::2], parts[2::2], strict=True))
 
 
-def test_the_main_job_dry_run_shows_eval_results_the_space_and_matches_results_json(capsys):
-    argv = ["publish", str(MAIN), "--repo-id", "me/embed", "--compressor", "embed", "--dry-run"]
-    hub = ["--dataset-repo", "me/gacc-bench-sample", "--eval-yaml", str(SAMPLE_EVAL_YAML)]
+def test_the_main_job_dry_run_shows_eval_results_the_space_and_matches_results_json(capsys, tmp_path):
+    argv = ["publish", str(MAIN), "--repo-id", "me/embed", "--compressor", "embed", "--dry-run-dir", str(tmp_path)]
+    hub = ["--dataset-repo", "me/gacc-bench-sample", "--eval-yaml", str(SAMPLE_EVAL_YAML), "--split", "test"]
     assert main([*argv, *hub, "--details-repo-id", "me/embed-details", "--space", "me/embed-page"]) == 0
     out = capsys.readouterr().out
     assert "repo: me/embed (model), 2 file(s):" in out and "repo: me/embed-page (space), 4 file(s):" in out
@@ -357,7 +357,8 @@ def test_the_main_job_dry_run_shows_eval_results_the_space_and_matches_results_j
             assert needed in e.notes
     space = SpaceCard(files["me/embed-page:README.md"])
     assert (space.data.sdk, space.data.app_file, space.data.models) == ("static", "index.html", ["me/embed"])
-    page = files["me/embed-page:index.html"]
+    page = (tmp_path / "spaces" / "me" / "embed-page" / "index.html").read_text(encoding="utf-8")
+    assert files["me/embed-page:index.html"] == f"({len(page):,} characters, not shown: --dry-run-dir DIR writes it)\n"
     assert cfg["data"]["fingerprint"] in page and 'href="https://huggingface.co/me/embed"' in page
     assert '<script type="application/json" id="page-data">' in page  # the results page, its data embedded
     assert "bundled sample (not the GACC-Bench release)" in files["me/embed:README.md"]  # named as what it is

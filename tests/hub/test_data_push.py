@@ -1,0 +1,54 @@
+"""`gacc data push` names what it would leave out: a built folder without its eval.yaml is refused unless
+`--no-eval-yaml` says the dataset is to be no Benchmark; the repo id is checked in a dry run too."""
+
+from __future__ import annotations
+
+import shutil
+
+from gacc_hf.cli import main
+from tests.helpers.data import SHIPPED_FOLDER
+
+PARQUET = ["judge/test-00000-of-00001.parquet", "public/test-00000-of-00001.parquet"]
+
+
+def _built(tmp_path, eval_yaml=True):
+    folder = shutil.copytree(SHIPPED_FOLDER, tmp_path / "built")
+    if not eval_yaml:
+        (folder / "eval.yaml").unlink()
+    return folder
+
+
+def _planned(out):
+    return [line.split()[1] for line in out.splitlines() if line.startswith("  + ")]
+
+
+def test_a_built_folder_whose_eval_yaml_was_deleted_is_refused(tmp_path, capsys):
+    folder = _built(tmp_path, eval_yaml=False)
+    assert main(["data", "push", str(folder), "me/bench", "--dry-run"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert f"{folder} has no eval.yaml, the file `gacc data build` writes that makes the dataset a Benchmark" in err
+    assert "pass --no-eval-yaml to push the data without it" in err
+
+
+def test_no_eval_yaml_pushes_the_data_alone_and_says_so(tmp_path, capsys):
+    for eval_yaml in (False, True):  # deleted, or there and left out
+        folder = _built(tmp_path / str(eval_yaml), eval_yaml=eval_yaml)
+        assert main(["data", "push", str(folder), "me/bench", "--dry-run", "--no-eval-yaml"]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("(--no-eval-yaml: eval.yaml is not pushed; the dataset is no Benchmark)\n")
+        assert _planned(out) == ["README.md", *PARQUET] and "eval.yaml <==" not in out
+
+
+def test_a_built_folder_with_its_eval_yaml_pushes_it(tmp_path, capsys):
+    assert main(["data", "push", str(_built(tmp_path)), "me/bench", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert _planned(out) == ["README.md", "eval.yaml", *PARQUET] and "no Benchmark" not in out
+
+
+def test_a_repo_id_the_hub_would_refuse_is_refused_in_a_dry_run(capsys):
+    assert main(["data", "push", str(SHIPPED_FOLDER), "my bench", "--dry-run"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "repo id 'my bench': not a Hub repo id (Repo id must use alphanumeric chars" in err
+    assert main(["data", "push", str(SHIPPED_FOLDER), "bench", "--dry-run"]) == 2
+    assert "repo id 'bench': a dataset is named OWNER/NAME" in capsys.readouterr().err
