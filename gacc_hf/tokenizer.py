@@ -205,9 +205,15 @@ def get_codec() -> Codec:
 
 
 @functools.cache
+def verified_ranks() -> dict[bytes, int]:
+    """The ranks of the default cl100k_base file, its sha256 checked (loaded once); do not modify them."""
+    return _verified_ranks(default_ranks_path())[0]
+
+
+@functools.cache
 def independent_encoder() -> IndependentEncoder:
-    """The process-wide second encoder, over the ranks of the verified file (`gacc_hf.bpe`)."""
-    return IndependentEncoder(_verified_ranks(default_ranks_path())[0])
+    """The process-wide second encoder, over the verified ranks (`gacc_hf.bpe`)."""
+    return IndependentEncoder(verified_ranks())
 
 
 def independent_count(text: str) -> int:

@@ -13,7 +13,7 @@ import tiktoken
 
 from gacc_hf import bpe
 from gacc_hf.bpe import IndependentEncoder, merge
-from gacc_hf.tokenizer import _verified_ranks, default_ranks_path, get_codec
+from gacc_hf.tokenizer import get_codec, verified_ranks
 
 BYTES = {b"a": 0, b"b": 1, b"c": 2, b"d": 3, b"x": 6}
 
@@ -84,7 +84,7 @@ class CountingRanks(dict):
 
 @pytest.fixture(scope="module")
 def counting_ranks():
-    return CountingRanks({token: Rank(rank) for token, rank in _verified_ranks(default_ranks_path())[0].items()})
+    return CountingRanks({token: Rank(rank) for token, rank in verified_ranks().items()})
 
 
 def _piece(kind, size, rng):
