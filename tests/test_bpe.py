@@ -121,4 +121,14 @@ def test_a_pre_token_is_merged_once_and_the_memo_is_bounded(monkeypatch):
     monkeypatch.setattr(bpe, "_MEMO_LIMIT", 2)
     full = IndependentEncoder({})
     assert full.count("one two three four") == 4  # four pre-tokens, one id each here
-    assert len(full._memo) == 2  # "one" and " two" kept; " three" and " four" merged but not kept
+    assert list(full._memo) == ["one", " two"]  # " three" and " four" merged but not kept
+
+
+def test_a_long_pre_token_is_not_remembered(monkeypatch):
+    merged = []
+    monkeypatch.setattr(bpe, "merge", lambda piece, ranks: merged.append(piece) or [len(piece)])
+    encoder = IndependentEncoder({})
+    long = "数" * bpe._MEMO_PIECE_CHARS
+    assert encoder.count(f"{long} {long}x {long}x") == 3  # "数数…", " 数数…x", " 数数…x"
+    assert merged == [long.encode(), f" {long}x".encode(), f" {long}x".encode()]  # the longer one merged twice
+    assert list(encoder._memo) == [long]  # at the bound: kept; one over it: not
