@@ -4,9 +4,8 @@ Documents run in order (README.md, then docs/*.md by name) in one working direct
 results folder an earlier document wrote. Python blocks run in document order, one namespace per document
 (unless marked `<!-- docs-test: skip (why) -->`);
 bash blocks marked `<!-- docs-test: run -->` run their `gacc` commands through the CLI, which must exit 0
-(or the code a trailing `# exits N` comment names); a command ending in `&` (a server) runs in a process of
-its own, waited for until it prints its first line, and `kill %N` stops the N-th of those, which must then
-exit 0 (none may be left running at the end of its block).
+(or the code a trailing `# exits N` comment names), and may start a server with `&` and stop it with `kill %N`
+(`tests/helpers/docs_bash.py`).
 A statement followed by a comment that is a Python literal (`token_budget(100, 0.29)   # 29`), on its
 line or the next, must evaluate to that literal. Everything runs in a fresh interpreter with a private
 working directory and modules cache (so `evaluate.load("gacc")` resolves from the installed metric).
@@ -28,15 +27,15 @@ DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:^<!-- docs-test: (?P<mark>[^>]*) -->\n)?^```(?P<lang>\w*)\n(?P<code>.*?)^```$", re.M | re.S)
 
 CHILD = r'''
-import ast, io, json, re, shlex, subprocess, sys, tokenize
+import ast, io, json, sys, tokenize
 
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
 import gacc_hf
+from tests.helpers.docs_bash import run_bash
 from tests.helpers.paths import ROOT
-from gacc_hf.cli import main
 from gacc_hf.metric import install_metric
 
 install_metric()
@@ -82,51 +81,6 @@ def run_python(code, namespace, where):
         else:
             exec(piece, namespace)
     return checked
-
-
-def start_job(argv, where):
-    """A `gacc ... &` command as a process of its own, once it has printed its first line (it is ready)."""
-    cmd = [sys.executable, "-m", "gacc_hf", *argv[1:-1]]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if not proc.stdout.readline():
-        proc.kill()
-        raise AssertionError(f"{where}: `{shlex.join(argv)}` ended before its first line: {proc.communicate()[1]}")
-    return proc
-
-
-def stop_job(proc, where):
-    proc.terminate()
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode == 0, f"{where}: a job stopped by kill exited {proc.returncode}: {err}"
-
-
-def run_bash(code, where):
-    ran, jobs = 0, []
-    for line in code.replace("\\\n", " ").splitlines():
-        argv = shlex.split(line, comments=True)
-        if not argv:
-            continue
-        if argv[0] == "kill":
-            stop_job(jobs[int(argv[1].removeprefix("%")) - 1], where)
-            continue
-        assert argv[0] == "gacc", f"{where}: only gacc commands (and kill) run here, got {line!r}"
-        if argv[-1] == "&":
-            jobs.append(start_job(argv, where))
-            ran += 1
-            continue
-        try:
-            status = main(argv[1:])
-        except SystemExit as exc:  # --version and argparse errors exit
-            status = exc.code or 0
-        expected = re.search(r"#\s*exits (\d+)", line)
-        expected = int(expected[1]) if expected else 0
-        assert status == expected, f"{where}: `{line.strip()}` exited {status}, not {expected}"
-        ran += 1
-    left = [proc for proc in jobs if proc.poll() is None]
-    for proc in left:
-        proc.kill()
-    assert not left, f"{where}: a job started with & is still running at the end of the block: kill it there"
-    return ran
 
 
 namespaces = {}
