@@ -46,8 +46,8 @@ def bind(option: str, port: int, listen: Callable[[], T]) -> T:
         raise
 
 
-class Stopped(Exception):
-    """A server was told to stop (Ctrl-C or SIGTERM)."""
+class Stopped(BaseException):
+    """SIGTERM to a server: a BaseException, as KeyboardInterrupt is, so that no `except Exception` takes it."""
 
 
 @contextmanager

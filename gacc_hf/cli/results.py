@@ -38,8 +38,8 @@ def cmd_view(args: argparse.Namespace) -> int:
         print(page_path(args.run_dir))
         return 0
     server = page_server(args.run_dir, args.serve)
-    print(f"http://{HOST}:{server.server_address[1]}/{page_path(args.run_dir).name} (Ctrl-C stops)", flush=True)
     with server, until_stopped("gacc view"):
+        print(f"http://{HOST}:{server.server_address[1]}/{page_path(args.run_dir).name} (Ctrl-C stops)", flush=True)
         server.serve_forever()
     return 0
 

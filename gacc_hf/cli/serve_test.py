@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
+import socket
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gacc_hf.methods.stand_in import StandIn
 
 
 def add_serve_test_parser(sub: argparse._SubParsersAction) -> None:
@@ -49,11 +55,15 @@ def cmd_serve_test(args: argparse.Namespace) -> int:
         max_requests=args.max_requests,
         idle=args.idle,
     )
-    with listen(args.port) as sock:
+    with listen(args.port) as sock, until_stopped("gacc serve-test"):  # Ctrl-C, or SIGTERM before the loop runs
         models = ", ".join(stand_in.models)
         print(f"{base_url(sock)} serves {models} ({args.replies} replies; Ctrl-C stops)", flush=True)
-        with until_stopped("gacc serve-test"):
-            why = asyncio.run(stand_in.serve(sock))
-            if why:
-                print(f"gacc serve-test: stopped serving {why}", file=sys.stderr)
+        why = asyncio.run(_serve(stand_in, sock))
+        print(f"gacc serve-test: stopped serving{' ' + why if why else ''}", file=sys.stderr)
     return 0
+
+
+async def _serve(stand_in: StandIn, sock: socket.socket) -> str:
+    """Serve until stopped; SIGTERM stops it through the event loop, as its own `--max-requests` and `--idle` do."""
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stand_in.stop)
+    return await stand_in.serve(sock)

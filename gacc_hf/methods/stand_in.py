@@ -182,8 +182,11 @@ class StandIn:
         """One request read and answered: status, JSON body, whether the connection stays open; None at its end."""
         try:
             head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+        except (asyncio.IncompleteReadError, ConnectionError):
             return None
+        except asyncio.LimitOverrunError:
+            too_long = HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE
+            return too_long, {"error": {"message": "the request's head is too long", "code": too_long.value}}, False
         self._last_seen = time.monotonic()
         request = head[0].split(" ")
         headers = dict((k.strip().lower(), v.strip()) for k, _, v in (h.partition(":") for h in head[1:] if h))

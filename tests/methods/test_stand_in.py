@@ -128,6 +128,7 @@ REFUSED = {
     b"POST /v1/chat/completions HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n": 413,
     b"GET /v1/chat/completions HTTP/1.1\r\n\r\n": 405,
     b"GET /v1/other HTTP/1.1\r\n\r\n": 404,
+    b"GET /v1/models HTTP/1.1\r\nX: " + b"x" * 70_000 + b"\r\n\r\n": 431,  # a head over 64 KiB
 }
 
 
