@@ -4,8 +4,8 @@ The server answers GET and HEAD with the folder's own files and nothing else:
 - a path is percent-decoded once, then refused with 400 if it is not UTF-8 or holds a control character
   (NUL included) or a backslash;
 - 404 for a path with a `.` or `..` part, a hidden part (starting with `.`), a folder (no listing; `/` is sent
-  on to the page), or a file that, symbolic links resolved, lies outside the folder: a link is followed only
-  where it stays inside the folder;
+  on to the page), or a file that, symbolic links resolved, lies outside the folder or in a hidden part of it:
+  a link is followed only where it stays inside the folder, to a file that is not hidden;
 - nothing is printed per request, and a client that goes away mid-reply is not an error.
 """
 
@@ -58,7 +58,9 @@ def served_file(root: Path, request_path: str) -> Path | None:
         real = root.joinpath(*parts).resolve(strict=True)
     except (OSError, RuntimeError):  # missing, or a loop of links
         return None
-    return real if real.is_relative_to(root) and real.is_file() else None
+    if not real.is_relative_to(root) or any(p.startswith(".") for p in real.relative_to(root).parts):
+        return None  # out of the folder, or a link to a hidden file in it
+    return real if real.is_file() else None
 
 
 class _FolderHandler(SimpleHTTPRequestHandler):

@@ -83,6 +83,7 @@ def planted(folder, tmp_path):
     (folder / ".hidden").mkdir()
     (folder / ".hidden" / "notes.txt").write_text("hidden")
     (folder / ".env").write_text(f"HF_TOKEN={SECRET}\n")
+    (folder / "env.txt").symlink_to(folder / ".env")  # a visible name for a hidden file
     (folder / "sub").mkdir()
     (folder / "sub" / "图表.txt").write_text("中文 file")
     return folder
@@ -105,6 +106,7 @@ REFUSED = {
     b"/./report.html": 404,
     # hidden parts, folders (no listing)
     b"/.env": 404,
+    b"/env.txt": 404,
     b"/.hidden/notes.txt": 404,
     b"/%2ehidden/notes.txt": 404,
     b"/sub": 404,
