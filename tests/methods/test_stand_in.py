@@ -164,12 +164,13 @@ def test_it_stops_by_itself_after_max_requests_or_idle():
 
 def test_impossible_settings_are_named_together():
     with pytest.raises(ValueError) as caught:
-        StandIn("chatty", latency=-1, max_requests=0, idle=0, models=("",))
+        StandIn("chatty", latency=-1, spread=-0.5, compressor_words=0, max_requests=0, idle=0, models=("",))
     assert str(caught.value) == (
         "serve-test: --replies 'chatty': one of echo, fixed, content; --models: at least one name; "
-        "--latency -1: seconds >= 0; --max-requests 0: >= 1; --idle 0: seconds > 0"
+        "--latency -1: seconds >= 0; --spread -0.5: >= 0; --compressor-words 0: >= 1; --max-requests 0: >= 1; "
+        "--idle 0: seconds > 0"
     )
-    StandIn("content", latency=0, max_requests=1, idle=0.5)  # the edges that are allowed
+    StandIn("content", latency=0, spread=0, compressor_words=1, max_requests=1, idle=0.5)  # the allowed edges
 
 
 def gacc(*args: str) -> subprocess.Popen[str]:
