@@ -5,8 +5,8 @@ Data: `benchmarks/release_data.py` (281 contexts, 500 goals, 2,571 questions, 20
 tokens), written to a JSONL file and run by `gacc run` as a child process, as a user would. Methods: 10
 compressors (`truncate`, `goal-lines`, `bm25` and seven served ones, `openai:c1` … `openai:c7`), ratios
 0.1/0.2/0.3, conditions own/none/cross with the ceilings and the floor (full, oracle, closed); reader
-`openai:reader` and judge `openai:judge`. Each role is served by 2 replicas of `benchmarks/servers.py`'s
-`LatencyServer` (content replies, log-normal service time of median `--median`), at concurrency 64 per
+`openai:reader` and judge `openai:judge`. Each role is served by 2 replicas of the stand-in server, `gacc
+serve-test` (content replies, log-normal service time of median `--median`), at concurrency 64 per
 replica (`concurrency=128` over the `|`-separated pair).
 
 Printed, each with the load average: calls per role (the servers' counts); wall against the ideal, where

@@ -4,7 +4,8 @@ Documents run in order (README.md, then docs/*.md by name) in one working direct
 results folder an earlier document wrote. Python blocks run in document order, one namespace per document
 (unless marked `<!-- docs-test: skip (why) -->`);
 bash blocks marked `<!-- docs-test: run -->` run their `gacc` commands through the CLI, which must exit 0
-(or the code a trailing `# exits N` comment names).
+(or the code a trailing `# exits N` comment names), and may start a server with `&` and stop it with `kill %N`
+(`tests/helpers/docs_bash.py`).
 A statement followed by a comment that is a Python literal (`token_budget(100, 0.29)   # 29`), on its
 line or the next, must evaluate to that literal. Everything runs in a fresh interpreter with a private
 working directory and modules cache (so `evaluate.load("gacc")` resolves from the installed metric).
@@ -26,15 +27,15 @@ DOCUMENTS = [README, *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"(?:^<!-- docs-test: (?P<mark>[^>]*) -->\n)?^```(?P<lang>\w*)\n(?P<code>.*?)^```$", re.M | re.S)
 
 CHILD = r'''
-import ast, io, json, re, shlex, sys, tokenize
+import ast, io, json, sys, tokenize
 
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import PreTrainedTokenizerFast, T5Config, T5ForConditionalGeneration
 
 import gacc_hf
+from tests.helpers.docs_bash import run_bash
 from tests.helpers.paths import ROOT
-from gacc_hf.cli import main
 from gacc_hf.metric import install_metric
 
 install_metric()
@@ -80,24 +81,6 @@ def run_python(code, namespace, where):
         else:
             exec(piece, namespace)
     return checked
-
-
-def run_bash(code, where):
-    ran = 0
-    for line in code.replace("\\\n", " ").splitlines():
-        argv = shlex.split(line, comments=True)
-        if not argv:
-            continue
-        assert argv[0] == "gacc", f"{where}: only gacc commands run here, got {line!r}"
-        try:
-            status = main(argv[1:])
-        except SystemExit as exc:  # --version and argparse errors exit
-            status = exc.code or 0
-        expected = re.search(r"#\s*exits (\d+)", line)
-        expected = int(expected[1]) if expected else 0
-        assert status == expected, f"{where}: `{line.strip()}` exited {status}, not {expected}"
-        ran += 1
-    return ran
 
 
 namespaces = {}
@@ -151,6 +134,7 @@ def test_only_the_marked_blocks_are_left_out():
         "docs/cli.md",  # spending limits
         "docs/data.md",
         "docs/results-and-publishing.md",
+        "docs/scaling-and-servers.md",  # a served run against the stand-in: dry run, limit, resume
     ]
 
 
@@ -180,7 +164,8 @@ def test_the_readme_examples_run_as_written(tmp_path):
     run, _ = blocks()
     report = run_child(CHILD, work, env, json.dumps(run))
     assert report["python"] == sum(b["lang"] == "python" for b in run)
-    assert report["bash"] == 4 + 5 + 2 + 2 + 8 + 5  # every gacc command of the run blocks (README, cli, data, results)
+    # every gacc command of the run blocks (README, cli, data, results, servers)
+    assert report["bash"] == 4 + 5 + 2 + 2 + 8 + 5 + 4
     assert report["checked"] >= 5  # README values compared with what the code gives
     # the sample has 155 questions in 35 goals (README, Loading data): every one reached compute_metrics once
     assert report["trainer_metrics"] == {"eval_n_questions": 155, "eval_n_goals": 35}

@@ -15,6 +15,7 @@ from gacc_hf.cli.hints import HintingParser
 from gacc_hf.cli.info import add_install_metric_parser, add_list_parser
 from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_report_parser, add_view_parser
 from gacc_hf.cli.run import add_run_parser
+from gacc_hf.cli.serve_test import add_serve_test_parser
 from gacc_hf.cli.verbosity import add_verbosity, configure_logging
 
 
@@ -40,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_compare_parser(sub)
     add_publish_parser(sub)
     add_cache_parser(sub)
+    add_serve_test_parser(sub)
     return parser
 
 

@@ -31,14 +31,15 @@ def add_view_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_view(args: argparse.Namespace) -> int:
+    from gacc_hf.localhost import HOST, until_stopped
     from gacc_hf.results.serve import page_path, page_server
 
     if args.serve is None:
         print(page_path(args.run_dir))
         return 0
     server = page_server(args.run_dir, args.serve)
-    print(f"http://127.0.0.1:{server.server_address[1]}/{page_path(args.run_dir).name} (Ctrl-C stops)", flush=True)
-    with server:
+    with server, until_stopped("gacc view"):
+        print(f"http://{HOST}:{server.server_address[1]}/{page_path(args.run_dir).name} (Ctrl-C stops)", flush=True)
         server.serve_forever()
     return 0
 

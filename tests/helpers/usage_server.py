@@ -1,7 +1,8 @@
 """An OpenAI-compatible peer on 127.0.0.1 that reports `usage` as told, and counts the chat requests it gets.
 
-The reader gets its question back with a digest of its memory (so that answers from different memories
-differ), the judge "yes", the compressor the first `compressor_words` words of the document. `usage` is
+It is the stand-in server (`gacc_hf.methods.stand_in`) with `echo` replies: the reader gets its question back
+with a digest of its memory (so that answers from different memories differ), the judge "yes", the
+compressor the first `compressor_words` words of the document. `usage` is
 one of: `sound` (prompt = the request's message characters // 10, completion 1 and a matching total),
 `absent`, `negative`, `inconsistent` (total ≠ prompt + completion) or `over` (more completion tokens than
 max_tokens allowed).
@@ -9,15 +10,12 @@ max_tokens allowed).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import ThreadingHTTPServer
 from typing import Any
 
-from tests.helpers.peer import JsonPeer
+from gacc_hf.methods.stand_in import StandIn, running
 
 
 def sound_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
@@ -25,35 +23,23 @@ def sound_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
     return sum(len(m["content"]) for m in messages) // 10, 1
 
 
-class _Handler(JsonPeer):
-    server: UsageServer
+class UsageServer(StandIn):
+    def __init__(self, usage: str = "sound", compressor_words: int = 5) -> None:
+        super().__init__("echo", models=("echo",), compressor_words=compressor_words)
+        self.usage = usage
+        self.lock = threading.Lock()
+        self.log: list[tuple[str, dict[str, int] | None]] = []  # per chat request: role, usage reported
 
-    def do_GET(self) -> None:
-        with self.server.lock:
-            self.server.gets += 1
-        self._send({"object": "list", "data": [{"id": "echo", "owned_by": "tests"}]})
+    def reported_usage(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+        return self._usage(body["messages"], body)
 
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        messages = body["messages"]
-        system, user = messages[0]["content"], messages[-1]["content"]
-        if system.startswith("You grade"):
-            role, reply = "judge", "yes"
-        elif system.startswith("You compress"):
-            document = user.split("Document:\n", 1)[1]
-            role, reply = "compressor", " ".join(document.split()[: self.server.compressor_words])
-        else:
-            memory, question = user.removeprefix("Memory:\n").rsplit("\n\nQuestion: ", 1)
-            role, reply = "reader", f"{question} #{hashlib.sha256(memory.encode()).hexdigest()[:6]}"
-        reported = self._usage(messages, body)
-        with self.server.lock:
-            self.server.chats += 1
-            self.server.log.append((role, reported.get("usage")))
-        self._send({"choices": [{"message": {"role": "assistant", "content": reply}}], **reported})
+    def record(self, role: str, answer: dict[str, Any]) -> None:
+        with self.lock:
+            self.log.append((role, answer.get("usage")))
 
     def _usage(self, messages: list[dict[str, str]], body: dict[str, Any]) -> dict[str, Any]:
         prompt, completion = sound_usage(messages)
-        mode = self.server.usage
+        mode = self.usage
         if mode == "absent":
             return {}
         if mode == "negative":
@@ -63,35 +49,14 @@ class _Handler(JsonPeer):
         total = prompt + completion + (1 if mode == "inconsistent" else 0)
         return {"usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}}
 
-
-class UsageServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, usage: str = "sound", compressor_words: int = 5) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.usage, self.compressor_words = usage, compressor_words
-        self.lock = threading.Lock()
-        self.chats = self.gets = 0
-        self.log: list[tuple[str, dict[str, int] | None]] = []  # per chat request: role, usage reported
-
     def reported(self, role: str) -> tuple[int, int, int]:
         """Requests of a role and the prompt and completion tokens reported for them (0 where none was)."""
         mine = [u or {"prompt_tokens": 0, "completion_tokens": 0} for r, u in self.log if r == role]
         return len(mine), sum(u["prompt_tokens"] for u in mine), sum(u["completion_tokens"] for u in mine)
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
 
 @contextmanager
 def usage_server(usage: str = "sound", compressor_words: int = 5) -> Iterator[UsageServer]:
     """A running `UsageServer`, shut down on exit."""
-    server = UsageServer(usage, compressor_words)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(UsageServer(usage, compressor_words)) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
