@@ -4,7 +4,8 @@ The reader gets its question back with a digest of its memory (so that answers f
 differ), the judge "yes", the compressor the first `compressor_words` words of the document. `usage` is
 one of: `sound` (prompt = the request's message characters // 10, completion 1 and a matching total),
 `absent`, `negative`, `inconsistent` (total ≠ prompt + completion) or `over` (more completion tokens than
-max_tokens allowed).
+max_tokens allowed). With `multiplier` k, the prompt reported is instead k times the cl100k tokens of the
+messages' text (the count made on the client's side): a server whose tokenizer counts k times as many.
 """
 
 from __future__ import annotations
@@ -17,12 +18,18 @@ from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from typing import Any
 
+from gacc_hf.tokenizer import get_codec
 from tests.helpers.peer import JsonPeer
 
 
 def sound_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
     """The prompt and completion tokens the peer reports in `sound` mode (an independent, simple rule)."""
     return sum(len(m["content"]) for m in messages) // 10, 1
+
+
+def scaled_usage(messages: list[dict[str, str]], multiplier: int) -> tuple[int, int]:
+    """The prompt and completion tokens a server counting `multiplier` times the cl100k tokens reports."""
+    return multiplier * sum(get_codec().count(m["content"]) for m in messages), 1
 
 
 class _Handler(JsonPeer):
@@ -52,8 +59,8 @@ class _Handler(JsonPeer):
         self._send({"choices": [{"message": {"role": "assistant", "content": reply}}], **reported})
 
     def _usage(self, messages: list[dict[str, str]], body: dict[str, Any]) -> dict[str, Any]:
-        prompt, completion = sound_usage(messages)
-        mode = self.server.usage
+        mode, multiplier = self.server.usage, self.server.multiplier
+        prompt, completion = sound_usage(messages) if multiplier is None else scaled_usage(messages, multiplier)
         if mode == "absent":
             return {}
         if mode == "negative":
@@ -67,9 +74,9 @@ class _Handler(JsonPeer):
 class UsageServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, usage: str = "sound", compressor_words: int = 5) -> None:
+    def __init__(self, usage: str = "sound", compressor_words: int = 5, multiplier: int | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.usage, self.compressor_words = usage, compressor_words
+        self.usage, self.compressor_words, self.multiplier = usage, compressor_words, multiplier
         self.lock = threading.Lock()
         self.chats = self.gets = 0
         self.log: list[tuple[str, dict[str, int] | None]] = []  # per chat request: role, usage reported
@@ -85,9 +92,11 @@ class UsageServer(ThreadingHTTPServer):
 
 
 @contextmanager
-def usage_server(usage: str = "sound", compressor_words: int = 5) -> Iterator[UsageServer]:
+def usage_server(
+    usage: str = "sound", compressor_words: int = 5, multiplier: int | None = None
+) -> Iterator[UsageServer]:
     """A running `UsageServer`, shut down on exit."""
-    server = UsageServer(usage, compressor_words)
+    server = UsageServer(usage, compressor_words, multiplier)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
