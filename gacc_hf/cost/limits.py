@@ -81,7 +81,7 @@ def prompt_tokens(fn: Any, item: Any) -> int:
 
 def value_usage(value: Any) -> tuple[int, int] | None:
     """(prompt, completion) tokens a finished value records as its server's `usage`, or None: tokens counted
-    here are an estimate of what the server bills, so a call counted that way keeps its bound."""
+    here are an estimate of what the server bills, so a call counted that way keeps its reserve."""
     found = value.get("usage") if isinstance(value, Mapping) else None
     if found is None or usage_problem(found) is not None or found["source"] != "server":
         return None
