@@ -91,6 +91,11 @@ class Prices:
     currency: str = ""
     source: str = "<prices>"
 
+    def __post_init__(self) -> None:
+        problem = currency_problem(self.currency)
+        if problem is not None:
+            raise ValueError(f"{self.source}: currency {problem} (the value given is not shown)")
+
     def find(self, names: Iterable[str | None]) -> Price | None:
         """The price of the first of `names` the file has (a method's spec, name, model), or None."""
         for name in names:
@@ -125,14 +130,10 @@ def parse_prices(document: Any, source: str = "<prices>") -> Prices:
     if unknown:
         raise ValueError(f"{source}: unknown top-level key(s) {', '.join(unknown)} (allowed: prices, currency)")
     currency = document.get("currency", "")
-    currency = currency.strip() if isinstance(currency, str) else currency
-    problem = currency_problem(currency)
-    if problem is not None:
-        raise ValueError(f"{source}: currency {problem} (the value given is not shown)")
     entries = {str(name): _price(str(name), value, source) for name, value in document["prices"].items()}
     if not entries:
         raise ValueError(f"{source}: `prices:` is empty; give at least one model or method")
-    return Prices(entries, currency, source)
+    return Prices(entries, currency.strip() if isinstance(currency, str) else currency, source)
 
 
 def refuse_repeated_keys(text: str, source: str) -> None:

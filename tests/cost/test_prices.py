@@ -99,3 +99,10 @@ def test_a_missing_prices_file_is_refused(tmp_path: Path) -> None:
 def test_zero_prices_are_allowed_and_cost_nothing() -> None:
     prices = parse_prices({"prices": {"truncate": {"prompt": 0, "completion": 0}}})
     assert isinstance(prices, Prices) and prices.find(["truncate"]).cost(10**9, 10**9) == 0.0
+
+
+def test_prices_built_in_python_are_checked_as_a_file_is() -> None:
+    with pytest.raises(ValueError, match="<prices>: currency must be a code of three letters") as err:
+        Prices({"m": Price(1, 1)}, "sk-proj-0123456789")
+    assert "sk-proj" not in str(err.value)
+    assert Prices({"m": Price(1, 1)}, "¥").currency == "¥"
