@@ -16,11 +16,11 @@ from tests.helpers.cli import outcome, run_args
 from tests.helpers.usage_server import UsageServer, usage_server
 
 
-def _args(tmp_path: Path, server: UsageServer, max_cost: str) -> list[str]:
+def _args(tmp_path: Path, server: UsageServer, max_cost: str, roles: tuple[str, ...] = ("reader", "judge")) -> list:
     prices = tmp_path / "prices.yaml"
     prices.write_text("currency: USD\nprices:\n  echo: {prompt: 1000000, completion: 2000000}\n")
-    spec = f"openai:echo@{server.url}?max_tokens=8"
-    return run_args(tmp_path, "--reader", spec, "--judge", spec, "--prices", str(prices), "--max-cost", max_cost)
+    served = [arg for role in roles for arg in (f"--{role}", f"openai:echo@{server.url}?max_tokens=8")]
+    return run_args(tmp_path, *served, "--prices", str(prices), "--max-cost", max_cost)
 
 
 def _spent(log: list) -> int:
@@ -62,6 +62,14 @@ def test_a_server_reporting_a_trillion_times_the_tokens_stops_the_run_as_unsound
     # the calls sent are counted at their reserve, 4 x the prompt counted here + 128, plus 8 x 2: within the limit
     local = [u["prompt_tokens"] // 10**12 for _, u in log]
     assert _cost_at_most(err) == sum(4 * p + 128 + 16 for p in local) <= 5000
+
+
+def test_unsound_usage_in_the_last_calls_of_a_run_stops_it_rather_than_recording_it(tmp_path, capsys):
+    with usage_server(multiplier=10**12) as server:  # the judge alone is served: its calls are the run's last
+        code, _, err = outcome(_args(tmp_path, server, "5000", ("judge",)), capsys)
+        assert [role for role, _ in server.log] == ["judge"] * 4
+    assert code == errors.BAD_INPUT and "the server of the judge 'openai:echo' reported" in err
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_limit_below_one_calls_reserve_is_refused_before_any_request_and_again_on_a_rerun(tmp_path, capsys):

@@ -10,6 +10,11 @@ import pytest
 from gacc_hf.cost.limits import LimitReached, LimitTooLow, Meter, SpendingLimits, UnsoundUsage
 from gacc_hf.cost.margin import Margin, credible
 from gacc_hf.cost.prices import Price, Prices
+from gacc_hf.cost.usage import Metered, usage
+from gacc_hf.methods.judges import ExactJudge
+from gacc_hf.methods.rules import FieldsReader
+from gacc_hf.run.benchmark import run_benchmark
+from tests.helpers.cli import ROWS
 
 PRICES = Prices({"m": Price(prompt=1_000_000, completion=2_000_000)}, "USD")  # 1 per prompt token, 2 per completion
 
@@ -126,3 +131,59 @@ def test_a_rank_is_refused_against_its_share() -> None:
     message = str(meter.stop())
     assert "(rank 1 of 2, whose share is 150 USD)" in message
     assert "at least 178 USD times the number of processes" in message
+
+
+class _Billing:
+    """A rule method whose calls come back with a server's usage: 10 prompt tokens counted here, at most 5
+    generated, `reported` prompt tokens a call; called in chunks, not in a window."""
+
+    def __init__(self, reported: int) -> None:
+        self.reported, self.made = reported, 0
+
+    def prompt_tokens(self, item: object) -> int:
+        return 10
+
+    def max_tokens(self, item: object) -> int:
+        return 5
+
+    def __call__(self, item: object) -> Metered:
+        self.made += 1
+        return Metered(super().__call__(item), usage(self.reported, 1, "server"))  # type: ignore[misc]
+
+
+class _BilledReader(_Billing, FieldsReader):
+    name, revision = "billed-reader", "billed-reader-v1"
+
+
+class _BilledJudge(_Billing, ExactJudge):
+    name, revision = "billed-judge", "billed-judge-v1"
+
+
+PRICED = Prices({"billed-reader": Price(1_000_000, 2_000_000), "billed-judge": Price(1_000_000, 2_000_000)})
+
+
+def _billed_run(tmp_path, reader: object, judge: object, batch_size: int) -> object:
+    return run_benchmark(
+        ROWS, compressor="truncate", reader=reader, judge=judge, ratios=[0.5], conditions=["own"],
+        cache_dir=str(tmp_path), progress=False, n_bootstrap=0, batch_size=batch_size,
+        limits=SpendingLimits(max_cost=1000, prices=PRICED),
+    )  # fmt: skip
+
+
+def test_a_chunked_run_with_credible_usage_makes_every_call(tmp_path) -> None:
+    reader, judge = _BilledReader(10), _BilledJudge(10)
+    assert _billed_run(tmp_path, reader, judge, 2).calls == {"compressor": 2, "reader": 4, "judge": 4}
+    assert reader.made == judge.made == 4
+
+
+def test_a_chunked_run_stops_at_the_chunk_whose_usage_is_not_credible(tmp_path) -> None:
+    reader = _BilledReader(10**13)
+    with pytest.raises(UnsoundUsage, match="reader 'billed-reader' reported 10,000,000,000,000 prompt") as err:
+        _billed_run(tmp_path / "reader", reader, _BilledJudge(10), 2)
+    # the first chunk of 2 calls, at their bound (10 + 5 x 2 = 20: no server margin for a method called directly)
+    assert reader.made == 2 and "this run made 4 calls (cost at most 40)" in str(err.value)
+    # the last stage's only chunk: the run stops there rather than finishing on usage it does not believe
+    judge = _BilledJudge(10**13)
+    with pytest.raises(UnsoundUsage, match="judge 'billed-judge' reported 10,000,000,000,000 prompt"):
+        _billed_run(tmp_path / "judge", _BilledReader(10), judge, 8)
+    assert judge.made == 4
