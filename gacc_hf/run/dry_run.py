@@ -133,7 +133,8 @@ class RunPlan:
     def server_ratio(self, max_cost: float) -> float | None:
         """How many times the prompt tokens counted here the servers may bill with the cost bound still
         within `max_cost` (None: no served prompt has a price)."""
-        served = sum(n.price.prompt * n.prompt_tokens for n in self.needs if n.margined) / MILLION  # type: ignore[union-attr]
+        prices = [(n.price, n.prompt_tokens) for n in self.needs if n.margined and n.price is not None]
+        served = sum(price.prompt * tokens for price, tokens in prices) / MILLION
         if served == 0:
             return None
         return (max_cost - ((self.cost_bound or 0.0) - served)) / served
@@ -186,7 +187,9 @@ def dry_run(
 def plan_calls(setup: Any, plan: MemoryPlan, groups: list[Any], cache: Cache, prices: Prices | None = None) -> RunPlan:
     """The plan of a validated and planned run (`gacc_hf.run.benchmark`); no model is called."""
     priced = None if prices is None else price_methods([(m.role, m.spec, m.name) for m in _methods(setup)], prices)
-    needs = {(m.role, m.name): Need(m.role, m.name, _counter(m.fn)) for m in _methods(setup)}
+    needs = {
+        (m.role, m.name): Need(m.role, m.name, token_counter(m.fn) if meters(m.fn) else "-") for m in _methods(setup)
+    }
     if priced is not None:
         for (role, name), need in needs.items():
             entry = priced["methods"][role][name]
