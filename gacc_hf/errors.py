@@ -3,7 +3,8 @@
     0  success
     1  the run finished but an integrity counter is not 0 (budget_violations, count_errors, exposures)
     2  bad input, bad configuration or environment: arguments, data files, permissions, the cache,
-       an unreachable server; nothing was computed, or what was is in the cache
+       an unreachable server or one whose usage is not credible, a --max-cost below one call's reserve;
+       nothing was computed, or what was is in the cache
     3  the run did not finish its calls: model failures recorded (--on-error record), the first failed
        call (--on-error raise), or a spending limit reached (--max-calls, --max-cost); what was done is
        stored: rerun the same command to retry or go on

@@ -8,12 +8,15 @@
 
 A method is looked up by the spec as given on the command line, then by its method name, then by its
 model name (the `openai:` methods' `model`): the first entry found is its price. Prices are plain numbers
->= 0 (no currency sign, no string); a file that breaks any of this is refused with its path and the key.
+from 0 to `MAX_PRICE` (no currency sign, no string), so that every cost is a finite number; a name or
+field given twice is refused (YAML would keep the last silently); `currency` is a code of three letters
+(`USD`, `EUR`, `CNY`) or one currency sign (`$`, `€`, `¥`), since it is printed beside every cost. A
+file that breaks any of this is refused with its path and the key.
 """
 
 from __future__ import annotations
 
-import math
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +26,53 @@ import yaml
 
 MILLION = 1_000_000
 FIELDS = ("prompt", "completion")
+#: the most a million tokens may cost (a thousand a token, in any currency): far above any price, and low
+#: enough that a run's cost stays a finite number
+MAX_PRICE = 1e9
+
+
+def price_problem(value: Any) -> str | None:
+    """What makes `value` no price per million tokens (None: it is one).
+
+    >>> price_problem(0.55), price_problem(-1), price_problem(1.7e308)
+    (None, '-1 is negative; a price is >= 0', '1.7e+308 is over 1e+09, the most a million tokens may cost')
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != value:  # NaN is not itself
+        return f"{value!r:.40} is not a number; write a plain number such as 0.55"
+    if value < 0:
+        return f"{value!r:.40} is negative; a price is >= 0"
+    if value > MAX_PRICE:
+        shown = f"{value:.10g}" if isinstance(value, float) or value < 10**300 else "a number of 301 digits or more"
+        return f"{shown} is over {MAX_PRICE:g}, the most a million tokens may cost"
+    return None
+
+
+def currency_problem(value: Any) -> str | None:
+    """What makes `value` no currency (None: it is one); the message never repeats the value, which is
+    printed nowhere unless it is a short code or sign.
+
+    >>> currency_problem("USD"), currency_problem("€"), currency_problem(""), currency_problem("sk-123")
+    (None, None, None, 'must be a code of three letters such as USD or one currency sign such as $')
+    """
+    code = isinstance(value, str) and len(value) == 3 and value.isascii() and value.isalpha()
+    sign = isinstance(value, str) and len(value) == 1 and unicodedata.category(value) == "Sc"
+    if value == "" or code or sign:
+        return None
+    return "must be a code of three letters such as USD or one currency sign such as $"
 
 
 @dataclass(frozen=True)
 class Price:
-    """The price of a million prompt tokens and of a million completion tokens."""
+    """The price of a million prompt tokens and of a million completion tokens (each from 0 to `MAX_PRICE`)."""
 
     prompt: float
     completion: float
+
+    def __post_init__(self) -> None:
+        for name in FIELDS:
+            problem = price_problem(getattr(self, name))
+            if problem is not None:
+                raise ValueError(f"{name} price: {problem}")
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """The cost of calls that sent `prompt_tokens` and received `completion_tokens`.
@@ -49,6 +91,11 @@ class Prices:
     currency: str = ""
     source: str = "<prices>"
 
+    def __post_init__(self) -> None:
+        problem = currency_problem(self.currency)
+        if problem is not None:
+            raise ValueError(f"{self.source}: currency {problem} (the value given is not shown)")
+
     def find(self, names: Iterable[str | None]) -> Price | None:
         """The price of the first of `names` the file has (a method's spec, name, model), or None."""
         for name in names:
@@ -58,17 +105,16 @@ class Prices:
 
 
 def _number(value: Any, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"{where}: {value!r} is not a number; write a plain number such as 0.55")
-    if value < 0:
-        raise ValueError(f"{where}: {value!r} is negative; a price is >= 0")
+    problem = price_problem(value)
+    if problem is not None:
+        raise ValueError(f"{where}: {problem}")
     return float(value)
 
 
 def _price(name: str, value: Any, source: str) -> Price:
     where = f"{source}: prices.{name}"
     if not isinstance(value, Mapping):
-        raise ValueError(f"{where}: expected {{prompt: <number>, completion: <number>}}, got {value!r}")
+        raise ValueError(f"{where}: expected {{prompt: <number>, completion: <number>}}, got a {type(value).__name__}")
     problems = [f"unknown key {key}" for key in sorted(set(map(str, value)) - set(FIELDS))]
     problems += [f"missing {f}" for f in FIELDS if f not in value]
     if problems:
@@ -84,12 +130,37 @@ def parse_prices(document: Any, source: str = "<prices>") -> Prices:
     if unknown:
         raise ValueError(f"{source}: unknown top-level key(s) {', '.join(unknown)} (allowed: prices, currency)")
     currency = document.get("currency", "")
-    if not isinstance(currency, str):
-        raise ValueError(f"{source}: currency must be a text such as USD, got {currency!r}")
     entries = {str(name): _price(str(name), value, source) for name, value in document["prices"].items()}
     if not entries:
         raise ValueError(f"{source}: `prices:` is empty; give at least one model or method")
-    return Prices(entries, currency.strip(), source)
+    return Prices(entries, currency.strip() if isinstance(currency, str) else currency, source)
+
+
+def refuse_repeated_keys(text: str, source: str) -> None:
+    """ValueError naming `source`, the key and both lines where a mapping of the YAML `text` gives a key twice,
+    which loading keeps silently (the second wins). Walks the composed nodes, each once (an alias is a
+    reference to a node already walked, not a copy)."""
+    root = yaml.compose(text, Loader=yaml.SafeLoader)
+    todo, seen = [(root, "")], set()
+    while todo:
+        node, path = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            todo += [(item, f"{path}[{i}]") for i, item in enumerate(node.value)]
+        if not isinstance(node, yaml.MappingNode):
+            continue
+        lines: dict[str, int] = {}
+        for key, value in node.value:
+            name = str(key.value) if isinstance(key, yaml.ScalarNode) else None
+            where = f"{path}.{name}" if path else str(name)
+            if name is not None and name in lines:
+                line = key.start_mark.line + 1
+                raise ValueError(f"{source}: {where:.200} is given twice (lines {lines[name]} and {line}); keep one")
+            if name is not None:
+                lines[name] = key.start_mark.line + 1
+            todo.append((value, where))
 
 
 def load_prices(path: str | Path) -> Prices:
@@ -102,4 +173,5 @@ def load_prices(path: str | Path) -> Prices:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ValueError(f"--prices {path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    refuse_repeated_keys(text, str(path))
     return parse_prices(document, str(path))

@@ -57,10 +57,15 @@ def meters(fn: Any) -> bool:
     return callable(getattr(fn, "prompt_tokens", None))
 
 
+def reports_usage(fn: Any) -> bool:
+    """Whether `fn` is a served method: its server reports the usage it bills, which the count made here
+    (cl100k over the messages' text) only estimates."""
+    return callable(getattr(fn, "metered", None))
+
+
 def call_of(fn: Any) -> Callable[[Any], Any]:
     """What the runner calls: a served method's `metered` (output and server usage), else the method."""
-    metered = getattr(fn, "metered", None)
-    return metered if callable(metered) else fn
+    return fn.metered if reports_usage(fn) else fn
 
 
 def token_counter(fn: Any) -> str:

@@ -161,6 +161,9 @@ class Executor:
             if self.meter is not None:
                 for key, value in done.items():
                     self.meter.settle(method, key, value)
+                if self.meter.halted and not stopped:  # a server's usage was not credible: stop here
+                    self.meter.hold(method, len(todo) - start - len(chunk))
+                    stopped = True
             tokens += sum(self.output_tokens(v) for v in done.values())
             pending.update(done)
             values.update(done)

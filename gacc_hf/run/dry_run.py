@@ -10,6 +10,10 @@ long as the reader may write. Those figures are bounds (identical memories or an
 the plan says so per role, and a warm or partly warm cache makes them exact. A local model that runs on the
 CPU at a measured rate (`cpu_seconds_per_prompt_token(item)`) gets an estimate of its calls' time, said in a
 note when it is a minute or more: long sources and Chinese text read slowly there.
+
+For `--max-cost` the plan also gives the largest reserve one call needs before its server has reported
+any usage (`gacc_hf.cost.margin`: a served prompt at its credible ceiling), which a limit must hold, and
+how many times the local prompt count the servers may bill with the run still within the limit.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from gacc_hf.cost.costing import price_methods
-from gacc_hf.cost.prices import Price, Prices
-from gacc_hf.cost.usage import completion_limit, meters, token_counter
+from gacc_hf.cost.margin import credible_prompt
+from gacc_hf.cost.prices import MILLION, Price, Prices
+from gacc_hf.cost.usage import completion_limit, meters, reports_usage, token_counter
 from gacc_hf.keys import text_hash
 from gacc_hf.protocol import CEILINGS, JudgeInput, ReaderInput
 from gacc_hf.run.benchmark import load_rows, pair_goals, validate_run
@@ -51,6 +56,8 @@ class Need:
     bound: bool = False  # some inputs were not known: the figures are upper bounds
     price: Price | None = None
     cpu_seconds: float | None = None  # estimated CPU time of the calls to make, where the method states its rate
+    served: bool = False  # its server bills its own count of the prompt (`gacc_hf.cost.margin`)
+    first_reserve: float = 0.0  # the largest reserve of one call before its server reports usage
 
     @property
     def to_call(self) -> int:
@@ -60,6 +67,11 @@ class Need:
     def cost_bound(self) -> float | None:
         return None if self.price is None else self.price.cost(self.prompt_tokens, self.completion_bound)
 
+    @property
+    def margined(self) -> bool:
+        """Whether a cost limit reserves this method's prompts at a margin: served, and prompts priced."""
+        return self.served and self.price is not None and self.price.prompt > 0
+
     def add(self, fn: Any, item: Any, cached: bool, *, extra_prompt: int = 0, bound: bool = False) -> None:
         """Count one call on `item` (already in the cache, or to be made)."""
         self.calls += 1
@@ -67,13 +79,16 @@ class Need:
         if cached:
             self.cached += 1
             return
-        if meters(fn):
-            tokens = fn.prompt_tokens(item) + extra_prompt
-            self.prompt_tokens += tokens
-            rate = getattr(fn, "cpu_seconds_per_prompt_token", None)
-            if callable(rate) and (per_token := rate(item)) is not None:
-                self.cpu_seconds = (self.cpu_seconds or 0.0) + tokens * per_token
-        self.completion_bound += completion_limit(fn, item)
+        prompt = fn.prompt_tokens(item) + extra_prompt if meters(fn) else 0
+        completion = completion_limit(fn, item)
+        self.prompt_tokens += prompt
+        self.completion_bound += completion
+        rate = getattr(fn, "cpu_seconds_per_prompt_token", None) if meters(fn) else None
+        if callable(rate) and (per_token := rate(item)) is not None:
+            self.cpu_seconds = (self.cpu_seconds or 0.0) + prompt * per_token
+        if self.price is not None:
+            reserved = credible_prompt(prompt) if self.margined else prompt
+            self.first_reserve = max(self.first_reserve, self.price.cost(reserved, completion))
 
     def document(self) -> dict[str, Any]:
         return {
@@ -88,6 +103,7 @@ class Need:
             "exact": not self.bound,
             "cost_bound": self.cost_bound,
             "cpu_seconds_estimate": self.cpu_seconds,
+            "first_reserve": self.first_reserve if self.price is not None else None,
         }
 
 
@@ -108,13 +124,30 @@ class RunPlan:
     def cost_bound(self) -> float | None:
         return sum(n.cost_bound or 0.0 for n in self.needs) if self.priced else None
 
+    @property
+    def first_reserve(self) -> float:
+        """The largest reserve one call needs before its server reports usage: a cost limit below it is
+        refused when that call comes (`gacc_hf.cost.limits.LimitTooLow`)."""
+        return max((n.first_reserve for n in self.needs), default=0.0)
+
     def fits(self, max_calls: int | None = None, max_cost: float | None = None) -> bool:
-        """Whether the calls still to make stay within `max_calls` and their cost bound within `max_cost`
-        (None: no limit). A limit on cost without prices cannot be checked: ValueError."""
+        """Whether the calls still to make stay within `max_calls`, and their cost bound and the largest
+        reserve of one call within `max_cost` (None: no limit). A limit on cost without prices cannot be
+        checked: ValueError."""
         if max_cost is not None and not self.priced:
             raise ValueError("a cost limit needs --prices to check it against")
         within_calls = max_calls is None or self.to_call <= max_calls
-        return within_calls and (max_cost is None or (self.cost_bound or 0.0) <= max_cost)
+        within_cost = max_cost is None or max(self.cost_bound or 0.0, self.first_reserve) <= max_cost
+        return within_calls and within_cost
+
+    def server_ratio(self, max_cost: float) -> float | None:
+        """How many times the prompt tokens counted here the servers may bill with the cost bound still
+        within `max_cost` (None: no served prompt has a price)."""
+        prices = [(n.price, n.prompt_tokens) for n in self.needs if n.margined and n.price is not None]
+        served = sum(price.prompt * tokens for price, tokens in prices) / MILLION
+        if served == 0:
+            return None
+        return (max_cost - ((self.cost_bound or 0.0) - served)) / served
 
     def document(self) -> dict[str, Any]:
         return {
@@ -169,6 +202,8 @@ def plan_calls(setup: Any, plan: MemoryPlan, groups: list[Any], cache: Cache, pr
         for (role, name), need in needs.items():
             entry = priced["methods"][role][name]
             need.price = Price(0.0, 0.0) if entry is None else Price(entry["prompt"], entry["completion"])
+    for m in _methods(setup):
+        needs[(m.role, m.name)].served = reports_usage(m.fn)
     memories = _memories(plan, setup.compressors, cache, needs)
     _reading(setup, plan, groups, memories, cache, needs)
     notes = [

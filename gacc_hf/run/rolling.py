@@ -123,9 +123,10 @@ class RollingRun:
             lane.outstanding += 1
 
     def _stop_if_held(self) -> None:
-        """End the run when a spending limit held calls back (everything finished is stored first)."""
+        """End the run when a spending limit held calls back, or a server's usage was not credible
+        (everything finished is stored first)."""
         held = [lane for lane in self.lanes if lane.waiting]
-        if held and self.ex.meter is not None:
+        if self.ex.meter is not None and (held or self.ex.meter.halted):
             for lane in held:
                 self.ex.meter.hold(lane.stage.method, len(lane.waiting))
             raise self.ex.meter.stop()

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from gacc_hf import errors
-from gacc_hf.cli.dry_run import limits_answer, plan_text
+from gacc_hf.cli.dry_run import limits_answer, limits_text, plan_text, print_plan
+from gacc_hf.cost.prices import Price
 from gacc_hf.run.dry_run import Need, RunPlan
 from tests.helpers.cli import outcome, run_args
 from tests.helpers.usage_server import usage_server
@@ -89,3 +90,57 @@ def test_a_bad_prices_file_is_refused_by_a_dry_run_too(tmp_path: Path, capsys, e
     prices.write_text(f"prices:\n  truncate: {entry}\n", encoding="utf-8")
     code, _, err = outcome(run_args(tmp_path, "--prices", str(prices), "--dry-run"), capsys)
     assert code == errors.BAD_INPUT and len(err.strip().splitlines()) == 1 and str(prices) in err
+
+
+class _Counted:
+    """25 prompt tokens a call, at most 5 generated."""
+
+    def prompt_tokens(self, item: str) -> int:
+        return 25
+
+    def max_tokens(self, item: str) -> int:
+        return 5
+
+
+class _ServedCounted(_Counted):
+    def metered(self, item: str) -> None:
+        raise AssertionError("a dry run sends nothing")
+
+
+def _plan(fn: object) -> RunPlan:
+    need = Need("reader", "m", "cl100k_base", price=Price(1_000_000, 2_000_000), served=hasattr(fn, "metered"))
+    for _ in range(4):
+        need.add(fn, "q", False)
+    return RunPlan([need], "USD", priced=True)
+
+
+def test_the_cost_limits_answer_gives_the_largest_reserve_and_the_ratio_servers_may_bill() -> None:
+    # 4 calls of 25 prompt tokens at 1 and 5 completion tokens at 2: cost bound 100 + 40 = 140; one served call
+    # is reserved at 4 x 25 + 128 = 228 prompt tokens + 10 = 238 until its server reports usage
+    plan = _plan(_ServedCounted())
+    answer = limits_answer(plan, argparse.Namespace(max_calls=None, max_cost=300))
+    assert answer == {"max_calls": None, "max_cost": 300, "fits": True, "first_reserve": 238, "server_ratio": 2.6}
+    assert "fits within --max-cost 300 while its servers bill at most 2.6 x the prompt tokens" in limits_text(
+        plan, answer
+    )  # (300 - 40) / 100 = 2.6
+    low = limits_answer(plan, argparse.Namespace(max_calls=None, max_cost=200))
+    assert low["fits"] is False and "one call is reserved at 238 USD" in limits_text(plan, low)
+    # a method counting its own prompts: one call's reserve is its bound, 25 + 10 = 35, and no ratio
+    local = limits_answer(_plan(_Counted()), argparse.Namespace(max_calls=None, max_cost=140))
+    assert local == {"max_calls": None, "max_cost": 140, "fits": True, "first_reserve": 35, "server_ratio": None}
+    assert limits_answer(_plan(_Counted()), argparse.Namespace(max_calls=None, max_cost=139))["fits"] is False
+
+
+def test_the_json_plan_is_strict_json(capsys) -> None:
+    plan = _plan(_Counted())
+    plan.needs[0].first_reserve = float("inf")  # no prices file can give this: a price is at most 1e9 per million
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        print_plan(plan, argparse.Namespace(format="json", max_calls=None, max_cost=None))
+    assert capsys.readouterr().out == ""
+
+
+def test_a_price_past_the_bound_is_refused_by_a_json_dry_run_not_written_as_infinity(tmp_path: Path, capsys) -> None:
+    prices = "currency: USD\nprices:\n  echo: {prompt: 1.7e+308, completion: 1}\n"
+    code, out, err = _served_dry_run(tmp_path, capsys, prices, "", "--format", "json")
+    assert code == errors.BAD_INPUT and out == "" and "Infinity" not in err
+    assert "prices.echo.prompt: 1.7e+308 is over 1e+09, the most a million tokens may cost" in err

@@ -5,7 +5,8 @@ with a digest of its memory (so that answers from different memories differ), th
 compressor the first `compressor_words` words of the document. `usage` is
 one of: `sound` (prompt = the request's message characters // 10, completion 1 and a matching total),
 `absent`, `negative`, `inconsistent` (total ≠ prompt + completion) or `over` (more completion tokens than
-max_tokens allowed).
+max_tokens allowed). With `multiplier` k, the prompt reported is instead k times the cl100k tokens of the
+messages' text (the count made on the client's side): a server whose tokenizer counts k times as many.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from gacc_hf.methods.stand_in import StandIn, running
+from gacc_hf.tokenizer import get_codec
 
 
 def sound_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
@@ -23,10 +25,15 @@ def sound_usage(messages: list[dict[str, str]]) -> tuple[int, int]:
     return sum(len(m["content"]) for m in messages) // 10, 1
 
 
+def scaled_usage(messages: list[dict[str, str]], multiplier: int) -> tuple[int, int]:
+    """The prompt and completion tokens a server counting `multiplier` times the cl100k tokens reports."""
+    return multiplier * sum(get_codec().count(m["content"]) for m in messages), 1
+
+
 class UsageServer(StandIn):
-    def __init__(self, usage: str = "sound", compressor_words: int = 5) -> None:
+    def __init__(self, usage: str = "sound", compressor_words: int = 5, multiplier: int | None = None) -> None:
         super().__init__("echo", models=("echo",), compressor_words=compressor_words)
-        self.usage = usage
+        self.usage, self.multiplier = usage, multiplier
         self.lock = threading.Lock()
         self.log: list[tuple[str, dict[str, int] | None]] = []  # per chat request: role, usage reported
 
@@ -38,8 +45,8 @@ class UsageServer(StandIn):
             self.log.append((role, answer.get("usage")))
 
     def _usage(self, messages: list[dict[str, str]], body: dict[str, Any]) -> dict[str, Any]:
-        prompt, completion = sound_usage(messages)
-        mode = self.usage
+        mode, multiplier = self.usage, self.multiplier
+        prompt, completion = sound_usage(messages) if multiplier is None else scaled_usage(messages, multiplier)
         if mode == "absent":
             return {}
         if mode == "negative":
@@ -56,7 +63,9 @@ class UsageServer(StandIn):
 
 
 @contextmanager
-def usage_server(usage: str = "sound", compressor_words: int = 5) -> Iterator[UsageServer]:
+def usage_server(
+    usage: str = "sound", compressor_words: int = 5, multiplier: int | None = None
+) -> Iterator[UsageServer]:
     """A running `UsageServer`, shut down on exit."""
-    with running(UsageServer(usage, compressor_words)) as server:
+    with running(UsageServer(usage, compressor_words, multiplier)) as server:
         yield server
