@@ -26,7 +26,21 @@ MAX_FUNCTION_LINES = 80
 #: entry, and one that no entry names is an error, so a new module is placed on purpose.
 LAYERS: tuple[tuple[str, ...], ...] = (
     # the contract and the tools every stage shares
-    ("protocol", "tokenizer", "budget", "keys", "limits", "online", "errors", "redaction", "templates", "progress"),
+    (
+        "protocol",
+        "tokenizer",
+        "bpe",
+        "budget",
+        "keys",
+        "limits",
+        "online",
+        "errors",
+        "redaction",
+        "templates",
+        "progress",
+        "localhost",
+        "safe_yaml",
+    ),
     ("text",),  # building block: hygiene, sentences, the matcher
     ("data",),  # stage 1
     ("cost", "scoring"),  # the counts and measures the stages take as they go
