@@ -151,11 +151,15 @@ def _publish(args: argparse.Namespace) -> int:
 
     from gacc_hf.hub import commit as hub
     from gacc_hf.hub import model_card
+    from gacc_hf.hub.benchmark_yaml import parse_eval_yaml
+    from gacc_hf.safe_yaml import check_front_matter
 
     for flag, path in (("--card", args.card), ("--eval-yaml", args.eval_yaml)):
         if path and not Path(path).is_file():
             raise ValueError(f"{flag} {path}: no such file")
     eval_yaml = Path(args.eval_yaml).read_text(encoding="utf-8") if args.eval_yaml else None
+    if eval_yaml is not None:
+        parse_eval_yaml(eval_yaml, f"--eval-yaml {args.eval_yaml}")  # its faults named by the file given
     plan = functools.partial(
         model_card.publish_plan,
         args.run_dir,
@@ -168,6 +172,8 @@ def _publish(args: argparse.Namespace) -> int:
         pr=args.pr,
     )
     card = Path(args.card).read_text(encoding="utf-8") if args.card else None
+    if card is not None:
+        check_front_matter(card, f"--card {args.card}")
     plans = plan(existing_card=card, hub={"eval_yaml": eval_yaml})  # every check
     api = None if args.dry_run else HfApi()
     if api is not None:  # checked above, before the Hub is asked for anything
