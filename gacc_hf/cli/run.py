@@ -205,7 +205,7 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
 def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
     from gacc_hf.redaction import redact
-    from gacc_hf.run.limits import MAX_BOOTSTRAP
+    from gacc_hf.run.limits import check_resampling
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
         if not values:
@@ -213,16 +213,10 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     for name, value in {"reader": run.reader, "judge": run.judge, "data": run.data}.items():
         if not value.strip():
             raise ValueError(f"--{name} is empty; name one")
-    minimums = {"bootstrap": (run.bootstrap, 0), "batch-size": (run.batch_size, 1), "seed": (run.seed, 0)}
-    minimums["num-processes"] = (num_processes, 1)
-    for name, (value, low) in minimums.items():
+    check_resampling(run.bootstrap, run.seed)  # as `gacc compare` checks its own
+    for name, (value, low) in {"batch-size": (run.batch_size, 1), "num-processes": (num_processes, 1)}.items():
         if value < low:
             raise ValueError(f"--{name} must be >= {low}, got {value}")
-    if run.bootstrap > MAX_BOOTSTRAP:  # refused now, not after the run as a MemoryError
-        raise ValueError(
-            f"--bootstrap {run.bootstrap} is over the cap of {MAX_BOOTSTRAP} resamples (8 bytes each per score, "
-            "held at once); 1000 give the usual 95% intervals"
-        )
     specs = {"data": [run.data], "compressors": run.compressors, "reader": [run.reader], "judge": [run.judge]}
     for name, values in specs.items():
         for spec in values:
