@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gacc_hf import errors
-from gacc_hf.cli.dry_run import limits_answer, plan_text
+from gacc_hf.cli.dry_run import limits_answer, plan_text, print_plan
 from gacc_hf.run.dry_run import Need, RunPlan
 from tests.helpers.cli import outcome, run_args
 from tests.helpers.usage_server import usage_server
@@ -139,3 +139,16 @@ def test_format_without_dry_run_is_refused_before_any_work(tmp_path: Path, capsy
     assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
     code, out, _ = outcome(run_args(tmp_path, "--format", "text", "--dry-run"), capsys)  # quiet: with --dry-run
     assert code == errors.OK and out.startswith("dry run: no model loaded")
+
+
+def test_the_json_plan_is_strict_json_naming_a_cost_that_overflows(capsys) -> None:
+    from gacc_hf.cost.prices import Price
+    from gacc_hf.strict_json import NonFiniteError
+
+    need = Need("reader", "m", "cl100k_base", calls=2, prompt_tokens=10**6, price=Price(1e308, 0.0))
+    plan = RunPlan([need], "USD", priced=True)  # 10^6 tokens at 10^308 a million: past the largest float
+    with pytest.raises(NonFiniteError, match=r"^the dry run's plan: needs\[0\]\.cost_bound is inf, not a finite"):
+        print_plan(plan, argparse.Namespace(format="json"))
+    need.price = Price(1.0, 0.0)  # quiet: a finite bound is written as JSON reads it
+    assert print_plan(plan, argparse.Namespace(format="json")) == errors.OK
+    assert json.loads(capsys.readouterr().out)["needs"][0]["cost_bound"] == 1.0
