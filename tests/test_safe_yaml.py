@@ -11,7 +11,7 @@ import pytest
 from gacc_hf import errors
 from gacc_hf.cli import main
 from gacc_hf.safe_yaml import MAX_CHARS, MAX_DEPTH, YamlError, check_front_matter, dump_yaml, load_yaml
-from tests.helpers.cli import outcome, run_args
+from tests.helpers.cli import data_file, outcome, run_args
 from tests.helpers.data import SHIPPED_FOLDER
 from tests.helpers.paths import ROOT
 
@@ -119,3 +119,18 @@ def test_publish_reads_a_sound_eval_yaml_and_card(tmp_path: Path, capsys) -> Non
     argv = [*PUBLISH, *HUB, "--eval-yaml", str(SHIPPED_FOLDER / "eval.yaml"), "--card", str(card)]
     assert main(argv) == errors.OK
     assert "license: mit" in capsys.readouterr().out
+
+
+def test_a_data_folder_whose_card_header_is_a_bomb_is_refused_at_once(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "数据"
+    folder.mkdir()
+    data_file(folder)
+    (folder / "README.md").write_text(f"---\n{bomb('configs')}---\n# 数据集\n", encoding="utf-8")
+    started = time.monotonic()
+    assert main(["data", "validate", str(folder)]) == errors.BAD_INPUT
+    assert time.monotonic() - started < 5
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "README.md: malformed dataset card header" in err
+    assert "line 3: YAML aliases (*name) are not allowed in a card header" in err  # the file's line 3
+    (folder / "README.md").write_text("---\nlicense: mit\n---\n# 数据集\n", encoding="utf-8")
+    assert main(["data", "validate", str(folder)]) == errors.OK  # quiet: a sound header
