@@ -18,6 +18,27 @@ MAX_ERROR_CHARS = 2_000
 MAX_BOOTSTRAP = 1_000_000
 
 
+def check_resampling(bootstrap: int, seed: int, names: tuple[str, str] = ("--bootstrap", "--seed")) -> None:
+    """Refuse, before any work, a bootstrap count below 0 or over `MAX_BOOTSTRAP` and a negative seed: the
+    one check of `gacc run` and `gacc compare` (`names` say where each value came from).
+
+    >>> check_resampling(1000, 0)
+    >>> check_resampling(-3, 0)
+    Traceback (most recent call last):
+    ...
+    ValueError: --bootstrap must be >= 0, got -3
+    """
+    if bootstrap < 0:
+        raise ValueError(f"{names[0]} must be >= 0, got {bootstrap}")
+    if bootstrap > MAX_BOOTSTRAP:  # refused now, not after the work as a MemoryError or hours of resampling
+        raise ValueError(
+            f"{names[0]} {bootstrap} is over the cap of {MAX_BOOTSTRAP} resamples (8 bytes each per score, "
+            "held at once); 1000 give the usual 95% intervals"
+        )
+    if seed < 0:
+        raise ValueError(f"{names[1]} must be >= 0, got {seed}")
+
+
 def clip(text: str, limit: int) -> str:
     """`text` cut to `limit` characters, saying how much was left out.
 

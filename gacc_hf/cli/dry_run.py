@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
-from gacc_hf import errors
+from gacc_hf import errors, strict_json
 from gacc_hf.cost.margin import CREDIBLE_RATIO, TEMPLATE_TOKENS
 from gacc_hf.results.usage_report import money
 from gacc_hf.run.dry_run import RunPlan
@@ -76,7 +75,8 @@ def print_plan(plan: RunPlan, args: argparse.Namespace) -> int:
     strict (no NaN or Infinity: prices are bounded, so no cost is ever one)."""
     limits = limits_answer(plan, args)
     if args.format == "json":
-        print(json.dumps({**plan.document(), "limits": limits}, indent=2, ensure_ascii=False, allow_nan=False))
+        document = {**plan.document(), "limits": limits}
+        print(strict_json.dumps(document, "the dry run's plan", indent=2, ensure_ascii=False))
         return errors.OK
     print(plan_text(plan))
     if limits is not None:

@@ -86,8 +86,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(f"WARNING: {line}", file=sys.stderr)
     rows_a, rows_b = select(run_a.answers, args.a, args.run_a), select(run_b.answers, args.b, args.run_b or args.run_a)
     labels = (f"{args.run_a}:{rows_a[0]['compressor']}", f"{args.run_b or args.run_a}:{rows_b[0]['compressor']}")
-    n_boot = run_a.config.get("n_bootstrap", 1000) if args.bootstrap is None else args.bootstrap
-    seed = run_a.config.get("seed", 0) if args.seed is None else args.seed
+    n_boot, seed = _resampling(args, run_a.config)
     rows_a, rows_b, skipped = shared_cells(rows_a, rows_b, ("A", "B"))
     table = format_table(paired_table(rows_a, rows_b, n_boot, seed, labels=labels), *labels)
     print("\n".join([*(f"WARNING, NOT COMPARABLE: {line}" for line in differ), table]))
@@ -97,6 +96,21 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if skipped:
         print(f"skipped {len(skipped)} cell(s) not in both runs: {'; '.join(skipped)}")
     return 0
+
+
+def _resampling(args: argparse.Namespace, config: dict) -> tuple[int, int]:
+    """The bootstrap count and seed of a comparison (the options given, else side A's run's), checked as
+    `gacc run` checks them before any resampling: a count past the cap would run for hours."""
+    from gacc_hf.limits import check_resampling
+
+    recorded = f"{args.run_a}: results.json config."
+    n_boot, seed = args.bootstrap, args.seed
+    names = ("--bootstrap" if n_boot is not None else f"{recorded}n_bootstrap",)
+    names += ("--seed" if seed is not None else f"{recorded}seed",)
+    n_boot = int(config.get("n_bootstrap", 1000) if n_boot is None else n_boot)
+    seed = int(config.get("seed", 0) if seed is None else seed)
+    check_resampling(n_boot, seed, names)
+    return n_boot, seed
 
 
 def _moves(rows_a: list, rows_b: list, n_boot: int, seed: int) -> str:
@@ -164,6 +178,8 @@ def _publish(args: argparse.Namespace) -> int:
 
     from gacc_hf.hub import commit as hub
     from gacc_hf.hub import model_card
+    from gacc_hf.hub.benchmark_yaml import parse_eval_yaml
+    from gacc_hf.safe_yaml import check_front_matter
 
     for flag, path in (("--card", args.card), ("--eval-yaml", args.eval_yaml)):
         if path and not Path(path).is_file():
@@ -171,6 +187,8 @@ def _publish(args: argparse.Namespace) -> int:
     if args.dry_run_dir is not None:
         hub.check_dry_run_dir(args.dry_run_dir)
     eval_yaml = Path(args.eval_yaml).read_text(encoding="utf-8") if args.eval_yaml else None
+    if eval_yaml is not None:
+        parse_eval_yaml(eval_yaml, f"--eval-yaml {args.eval_yaml}")  # its faults named by the file given
     plan = functools.partial(
         model_card.publish_plan,
         args.run_dir,
@@ -184,6 +202,8 @@ def _publish(args: argparse.Namespace) -> int:
         pr=args.pr,
     )
     card = Path(args.card).read_text(encoding="utf-8") if args.card else None
+    if card is not None:
+        check_front_matter(card, f"--card {args.card}")
     plans = plan(existing_card=card, hub={"eval_yaml": eval_yaml})  # every check
     api = None if args.dry_run else HfApi()
     if api is not None:  # checked above, before the Hub is asked for anything

@@ -175,7 +175,7 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
         help="validate everything, load no model, send no request, and print the calls, tokens (and, with "
         "--prices, the cost) the run needs and how many the cache already holds",
     )
-    p.add_argument("--format", choices=["text", "json"], default="text", help="--dry-run output (default: text)")
+    p.add_argument("--format", choices=["text", "json"], help="--dry-run output (default: text); only with --dry-run")
     p.add_argument(
         "--num-processes",
         type=int,
@@ -205,7 +205,7 @@ def resolve_run(args: argparse.Namespace) -> RunConfig:
 
 def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
-    from gacc_hf.limits import MAX_BOOTSTRAP
+    from gacc_hf.limits import check_resampling
     from gacc_hf.redaction import redact
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
@@ -214,16 +214,10 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     for name, value in {"reader": run.reader, "judge": run.judge, "data": run.data}.items():
         if not value.strip():
             raise ValueError(f"--{name} is empty; name one")
-    minimums = {"bootstrap": (run.bootstrap, 0), "batch-size": (run.batch_size, 1), "seed": (run.seed, 0)}
-    minimums["num-processes"] = (num_processes, 1)
-    for name, (value, low) in minimums.items():
+    check_resampling(run.bootstrap, run.seed)  # as `gacc compare` checks its own
+    for name, (value, low) in {"batch-size": (run.batch_size, 1), "num-processes": (num_processes, 1)}.items():
         if value < low:
             raise ValueError(f"--{name} must be >= {low}, got {value}")
-    if run.bootstrap > MAX_BOOTSTRAP:  # refused now, not after the run as a MemoryError
-        raise ValueError(
-            f"--bootstrap {run.bootstrap} is over the cap of {MAX_BOOTSTRAP} resamples (8 bytes each per score, "
-            "held at once); 1000 give the usual 95% intervals"
-        )
     specs = {"data": [run.data], "compressors": run.compressors, "reader": [run.reader], "judge": [run.judge]}
     for name, values in specs.items():
         for spec in values:
@@ -285,14 +279,31 @@ def check_run_paths(output_dir: str | None, cache_dir: str | None) -> None:
         writable_folder(cache_dir, "cache folder (--cache-dir)")
 
 
-def cmd_run(args: argparse.Namespace) -> int:
+def preflight(args: argparse.Namespace) -> tuple[RunConfig, SpendingLimits]:
+    """Everything a run refuses before its first model call, in one place, so that `--dry-run` refuses
+    exactly what the run would: the options, the config file, the prices file and limits, the results
+    folder (writable; a run in it only with --overwrite) and the cache folder (usable)."""
     from gacc_hf.cli.paths import check_output_option
+    from gacc_hf.results.atomic import check_output_dir
+
+    if args.format is not None and not args.dry_run:
+        raise ValueError(f"--format {args.format} sets what --dry-run prints: give --dry-run with it, or leave it out")
+    check_output_option(args.output_dir)
+    if args.output_dir is not None:
+        check_output_dir(args.output_dir, args.overwrite)
+    run = resolve_run(args)
+    check_run(run, args.num_processes)
+    limits = spending_limits(args)  # and the prices file
+    check_run_paths(args.output_dir, run.cache_dir)
+    return run, limits
+
+
+def cmd_run(args: argparse.Namespace) -> int:
     from gacc_hf.results.lock import output_lock
     from gacc_hf.run.distributed import detect
 
     if args.dry_run:
         return _dry_run(args)
-    check_output_option(args.output_dir)
     with output_lock(args.output_dir, detect().rank):  # a second run writing the same folder is refused now
         return _run_locked(args)
 
@@ -304,9 +315,8 @@ def _dry_run(args: argparse.Namespace) -> int:
     from gacc_hf.methods.weights import tokenizer_only
     from gacc_hf.run.dry_run import dry_run
 
-    run = resolve_run(args)
-    check_run(run, args.num_processes)
-    prices = spending_limits(args).prices  # the limits are checked as a run checks them
+    run, limits = preflight(args)
+    prices = limits.prices
     dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
     settings = {"seed": run.seed, "n_bootstrap": run.bootstrap, "batch_size": run.batch_size, "on_error": run.on_error}
     with tokenizer_only():
@@ -336,7 +346,6 @@ def _launch_if_asked(args: argparse.Namespace, run: RunConfig, topology: Topolog
     from gacc_hf.run.rank import bind_to_launcher
 
     if args.num_processes > 1 and topology.world_size == 1:
-        check_run_paths(args.output_dir, run.cache_dir)
         processes = launch.capped_processes(args.num_processes)
         return launch.launch(args.argv, processes) if processes > 1 else None
     if args.num_processes not in (1, topology.world_size):
@@ -354,7 +363,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gacc_hf.data.loading import load_any
-    from gacc_hf.results.atomic import check_output_dir, new_run_dir, point_latest
+    from gacc_hf.results.atomic import new_run_dir, point_latest
     from gacc_hf.results.usage_report import usage_line
     from gacc_hf.run import distributed
     from gacc_hf.run.silence import silent_reader
@@ -362,17 +371,12 @@ def _run_locked(args: argparse.Namespace) -> int:
     from gacc_hf.scoring.retention import missing_bound
 
     started = datetime.now(UTC)
-    if args.output_dir is not None:
-        check_output_dir(args.output_dir, args.overwrite)  # before any model work
-    run = resolve_run(args)
-    check_run(run, args.num_processes)
-    limits = spending_limits(args)  # and the prices file, checked before any work
+    run, limits = preflight(args)  # under the lock: no other run changes the folder while it is checked
     prices = limits.prices
     topology = distributed.detect()
     launched = _launch_if_asked(args, run, topology)
     if launched is not None:
         return launched
-    check_run_paths(args.output_dir, run.cache_dir)
     if args.no_progress:
         import datasets
 

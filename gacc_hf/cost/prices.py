@@ -24,6 +24,8 @@ from typing import Any
 
 import yaml
 
+from gacc_hf.safe_yaml import load_yaml
+
 MILLION = 1_000_000
 FIELDS = ("prompt", "completion")
 #: the most a million tokens may cost (a thousand a token, in any currency): far above any price, and low
@@ -169,9 +171,6 @@ def load_prices(path: str | Path) -> Prices:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"--prices {path}: cannot read it ({exc})") from None
-    try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ValueError(f"--prices {path}: not valid YAML ({' '.join(str(exc).split())})") from None
+    document = load_yaml(text, f"--prices {path}", "a prices file")
     refuse_repeated_keys(text, str(path))
     return parse_prices(document, str(path))

@@ -53,6 +53,7 @@ from gacc_hf.data.schema import (
 from gacc_hf.data.special import not_data
 from gacc_hf.data.suggest import LayoutError
 from gacc_hf.online import require_online
+from gacc_hf.safe_yaml import check_front_matter
 
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # generated data and the (integer) arguments its spec may carry
@@ -88,6 +89,7 @@ def card_configs(folder: str | Path) -> dict[str, dict[str, Any]]:
     from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard
 
+    check_front_matter(readme.read_text(encoding="utf-8"), str(_shown(readme)), "dataset", DataSourceError)
     try:
         return dict(MetadataConfigs.from_dataset_card_data(DatasetCard.load(readme).data))
     except (ValueError, yaml.YAMLError) as exc:

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
+from gacc_hf.safe_yaml import dump_yaml, load_yaml
 
 EVAL_YAML = "eval.yaml"
 FRAMEWORK = "gacc-hf"
@@ -55,7 +55,7 @@ def eval_yaml(name: str, description: str, splits: Iterable[str], languages: Seq
         "evaluation_framework": FRAMEWORK,
         "tasks": [{"id": t, "config": TASK_CONFIG, "split": split} for t in benchmark_task_ids(languages)],
     }
-    return yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+    return dump_yaml(doc, width=100)
 
 
 def write_eval_yaml(folder: str | Path, name: str, description: str, languages: Sequence[str] = ()) -> Path:
@@ -78,10 +78,7 @@ def _field(mapping: Mapping[str, Any], key: str, where: str) -> str:
 
 def parse_eval_yaml(text: str, where: str = EVAL_YAML) -> dict[str, dict[str, str]]:
     """The tasks of an `eval.yaml` by id (`{id: {config, split}}`), each required field checked."""
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise BenchmarkError(f"{where}: not YAML ({str(exc).splitlines()[0]})") from None
+    doc = load_yaml(text, where, "eval.yaml", BenchmarkError)
     if not isinstance(doc, Mapping):
         raise BenchmarkError(f"{where}: must be a mapping with name, description and tasks")
     _field(doc, "name", where)

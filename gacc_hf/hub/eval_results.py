@@ -12,13 +12,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import yaml
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
 
 from gacc_hf.hub.benchmark_yaml import TASK_CONFIG, TASK_METRICS, parse_eval_yaml, task_id
 from gacc_hf.hub.commit import PublishError
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.layout import RunResults
+from gacc_hf.safe_yaml import dump_yaml, load_yaml
 from gacc_hf.scoring.by_language import run_languages
 
 EVAL_RESULTS_FILE = ".eval_results/gacc-bench.yaml"
@@ -164,12 +164,9 @@ def merge_entries(existing: str | None, ours: Sequence[Mapping[str, Any]], where
     same (dataset id, task id); every other entry is kept as it was."""
     kept: list[Any] = []
     if existing is not None:
-        try:
-            doc = yaml.safe_load(existing)
-        except yaml.YAMLError as exc:
-            raise PublishError(f"{where}: not YAML ({str(exc).splitlines()[0]})") from None
+        doc = load_yaml(existing, where, "an .eval_results file", PublishError)
         if doc is not None and not isinstance(doc, list):
             raise PublishError(f"{where}: must be a list of entries, found {type(doc).__name__}")
         ids = {_key(e) for e in ours}
         kept = [e for e in doc or [] if _key(e) not in ids]
-    return yaml.safe_dump([*kept, *ours], sort_keys=False, allow_unicode=True, width=100)
+    return dump_yaml([*kept, *ours], width=100)

@@ -42,6 +42,7 @@ from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, Ru
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.results.usage_report import money, usage_line
 from gacc_hf.run.config import partial_run
+from gacc_hf.safe_yaml import check_front_matter
 from gacc_hf.scoring.by_language import card_languages
 from gacc_hf.scoring.compare import CompareError, methods
 from gacc_hf.templates import template_text
@@ -257,6 +258,7 @@ def model_card(
     )
     if existing is None:
         return str(fresh)
+    check_front_matter(existing, "the model's card", error=PublishError)  # before huggingface_hub parses it
     card = ModelCard(existing)
     kept = [r for r in card.data.eval_results or [] if not _is_ours(r, dataset)]
     card.data.eval_results = kept + results

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from gacc_hf.protocol import is_ceiling
@@ -47,6 +48,7 @@ from gacc_hf.scoring.compare import condition_gaps
 from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.reading import KEYS, reading_figures
 from gacc_hf.scoring.scores import score_answers
+from gacc_hf.strict_json import check_finite
 
 
 def folder_files(run: RunResults) -> tuple[dict[str, Any], dict[str, bytes]]:
@@ -127,6 +129,7 @@ def _read_json(path: Path) -> dict[str, Any]:
         raise ResultsError(f"{path}: not valid JSON (truncated or corrupted?): {exc}") from exc
     if not isinstance(payload, dict):
         raise ResultsError(f"{path}: expected a JSON object, got {type(payload).__name__}")
+    check_finite(payload, str(path), ResultsError)  # NaN, Infinity, 1e999: named here, not when written again
     if "schema_version" not in payload:
         raise ResultsError(f"{path}: no schema_version; not a gacc-hf results file")
     return payload
@@ -152,12 +155,27 @@ def _read_table(root: Path, key: str, files: Any) -> list[dict[str, Any]]:
             f"{path}: content does not match the sha256 recorded in {RESULTS_FILE} (truncated or replaced?)"
         )
     try:  # on this thread: Arrow's pools left running abort a bare script at interpreter exit (rc 134)
-        rows = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False).to_pylist()
+        table = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False)
     except (pa.ArrowException, OSError) as exc:
         raise ResultsError(f"{path}: not a readable parquet file: {exc}") from exc
+    _check_finite_columns(table, path)
+    rows = table.to_pylist()
     if len(rows) != entry["rows"]:
         raise ResultsError(f"{path}: {len(rows)} rows, but {RESULTS_FILE} records {entry['rows']}")
     return rows
+
+
+def _check_finite_columns(table: pa.Table, path: Path) -> None:
+    """Refuse a NaN or infinite number in a float column, naming its row and column (scores built on it
+    would be NaN, and `results.json` could not hold them)."""
+    for field in table.schema:
+        if pa.types.is_floating(field.type):
+            column = table.column(field.name)
+            bad = pc.invert(pc.is_finite(column))  # a null stays null: a missing value is not a bad one
+            if pc.any(bad).as_py():
+                row = pc.index(bad, True).as_py()
+                value = column[row].as_py()
+                raise ResultsError(f"{path}: row {row}, column {field.name} is {value}, not a finite number")
 
 
 def _from_schema_1(path: Path, payload: dict[str, Any]) -> RunResults:

@@ -17,13 +17,14 @@ Layout:
 from __future__ import annotations
 
 import io
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from gacc_hf import strict_json
 
 SCHEMA_VERSION = 4
 
@@ -122,7 +123,7 @@ class RunResults:
 
 def json_bytes(payload: Mapping[str, Any]) -> bytes:
     """The canonical bytes of `results.json` (stable: rebuilding a folder reproduces them exactly)."""
-    return (json.dumps(payload, indent=1, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    return (strict_json.dumps(payload, RESULTS_FILE, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 #: the most rows in one Parquet row group

@@ -9,11 +9,11 @@ block (`</script>`) and no text is ever parsed as HTML. No timestamp: the same f
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gacc_hf import strict_json
 from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.layout import RunResults
@@ -36,7 +36,7 @@ def script_json(data: Any) -> str:
     >>> script_json({"t": "</script><b>&"})
     '{"t":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e\\\\u0026"}'
     """
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = strict_json.dumps(data, f"{PAGE_FILE} (its data)", ensure_ascii=False, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -21,11 +21,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from gacc_hf.run.config_limits import unreadable
 from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_preset
 from gacc_hf.run.tasks import UNNAMED
+from gacc_hf.safe_yaml import dump_yaml, load_yaml
 
 CONFIG_FILE = "config.yaml"
 DATA_FILE = "data.jsonl"  # the rows of an in-memory dataset, written beside the config that reruns its run
@@ -87,19 +86,6 @@ class RunConfigError(ValueError):
     """A config file or a run option is unusable; the message names the file and the key."""
 
 
-class _NoAliasLoader(yaml.SafeLoader):
-    """Safe YAML without aliases: a run config never needs one, and nested aliases expand exponentially
-    (a 1 KB "billion laughs" file would take the machine's memory and time)."""
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
-            raise RunConfigError(
-                f"line {mark.line + 1}: YAML aliases (*name) are not allowed in a run config; write the value out"
-            )
-        return super().compose_node(parent, index)
-
-
 _SHOWN = reprlib.Repr()
 _SHOWN.maxstring, _SHOWN.maxother, _SHOWN.maxlist, _SHOWN.maxdict, _SHOWN.maxlevel = 80, 80, 6, 6, 2
 
@@ -144,7 +130,7 @@ class RunConfig:
         values["cache_dir"], moved = portable_cache_dir(self.cache_dir)
         if moved:
             head += "# The run's cache was a folder outside its working directory: pass --cache-dir to reuse it.\n"
-        path.write_text(head + yaml.safe_dump(values, sort_keys=False, allow_unicode=True), encoding="utf-8")
+        path.write_text(head + dump_yaml(values), encoding="utf-8")
         return path
 
 
@@ -221,12 +207,10 @@ def load(path: str | Path) -> dict[str, Any]:
         if path.suffix == ".toml":
             values: Any = tomllib.loads(text)
         elif path.suffix in (".yaml", ".yml"):
-            values = yaml.load(text, Loader=_NoAliasLoader)
+            values = load_yaml(text, str(path), "a run config", RunConfigError)
         else:
             raise RunConfigError(f"{path}: a config file is .yaml, .yml or .toml, not {path.suffix or 'no suffix'!r}")
-    except RunConfigError as exc:
-        raise RunConfigError(f"{path}: {exc}") from None
-    except (yaml.YAMLError, tomllib.TOMLDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise RunConfigError(f"{path}: not valid {path.suffix[1:].upper()}: {exc}") from exc
     except (RecursionError, ValueError) as exc:  # Python's own limits, met while parsing: name the file
         if isinstance(exc, RunConfigError):

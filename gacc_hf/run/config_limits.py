@@ -6,22 +6,14 @@ brackets) and integers of more than `sys.get_int_max_str_digits()` digits. Neith
 
 from __future__ import annotations
 
-import re
-import sys
 from pathlib import Path
 
-_KEY = re.compile(r"^\s*['\"]?([\w.-]+)['\"]?\s*[:=]")
+from gacc_hf.safe_yaml import long_number
 
 
 def unreadable(path: Path, text: str, exc: RecursionError | ValueError) -> str:
     """The one-line message for a config file the parser gave up on with `exc`."""
     if isinstance(exc, RecursionError):
         return f"{path}: nested too deeply to read (thousands of brackets or indents); a run config is flat keys"
-    limit = sys.get_int_max_str_digits()
-    digits = re.compile(rf"\d{{{limit},}}")
-    for number, line in enumerate(text.splitlines(), 1):
-        if digits.search(line):
-            key = _KEY.match(line)
-            where = f"line {number}" + (f", key {key.group(1)!r}" if key else "")
-            return f"{path}: {where}: a number of more than {limit} digits; give a small integer"
-    return f"{path}: cannot be read: {exc}"
+    found = long_number(text)
+    return f"{path}: {found}; give a small integer" if found else f"{path}: cannot be read: {exc}"

@@ -33,7 +33,7 @@ def test_the_json_plan_is_one_document_and_nothing_is_written(tmp_path: Path, ca
 
 def test_the_text_plan_after_a_run_is_exact_and_all_cached(tmp_path: Path, capsys) -> None:
     assert outcome(run_args(tmp_path), capsys)[0] == errors.OK
-    code, out, _ = outcome(run_args(tmp_path, "--dry-run"), capsys)
+    code, out, _ = outcome(run_args(tmp_path, "--dry-run", "--overwrite"), capsys)  # the folder holds the run
     assert code == errors.OK and "bound" not in out and out.rstrip().endswith("calls to make: 0")
     assert "reader      fields    4      4       0" in out
 
@@ -144,3 +144,53 @@ def test_a_price_past_the_bound_is_refused_by_a_json_dry_run_not_written_as_infi
     code, out, err = _served_dry_run(tmp_path, capsys, prices, "", "--format", "json")
     assert code == errors.BAD_INPUT and out == "" and "Infinity" not in err
     assert "prices.echo.prompt: 1.7e+308 is over 1e+09, the most a million tokens may cost" in err
+
+
+def _file(tmp_path: Path, name: str) -> str:
+    (tmp_path / name).write_text("not a folder\n", encoding="utf-8")
+    return str(tmp_path / name)
+
+
+def _held_run(tmp_path: Path) -> str:
+    (tmp_path / "held").mkdir()
+    (tmp_path / "held" / "results.json").write_text("{}\n", encoding="utf-8")  # what marks a results folder
+    return str(tmp_path / "held")
+
+
+REFUSED = {  # what the run refuses before its first call, and what its one-line message says
+    "cache folder is a file": (lambda t: ["--cache-dir", _file(t, "c")], "(--cache-dir) {t}/c is a file"),
+    "output folder holds a run": (lambda t: ["--output-dir", _held_run(t)], "{t}/held: holds another run"),
+    "output folder is a file": (lambda t: ["--output-dir", _file(t, "o")], "{t}/o: exists and is not a results"),
+    "empty output folder": (lambda t: ["--output-dir", ""], "--output-dir is empty"),
+    "bootstrap over its cap": (lambda t: ["--bootstrap", "1000001"], "--bootstrap 1000001 is over the cap"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_the_dry_run_refuses_what_the_run_refuses_with_the_same_line(tmp_path: Path, capsys, case: str) -> None:
+    options, says = REFUSED[case]
+    extra = options(tmp_path)
+    lines = []
+    for dry in (["--dry-run"], []):
+        code, out, err = outcome(run_args(tmp_path, *extra, *dry), capsys)
+        assert code == errors.BAD_INPUT and out == "" and len(err.strip().splitlines()) == 1, err
+        assert says.format(t=tmp_path) in err
+        lines.append(err)
+    assert lines[0] == lines[1]
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()  # no call, nothing written
+
+
+def test_a_dry_run_of_a_folder_holding_a_run_passes_with_overwrite(tmp_path: Path, capsys) -> None:
+    code, out, err = outcome(
+        run_args(tmp_path, "--output-dir", _held_run(tmp_path), "--overwrite", "--dry-run"), capsys
+    )
+    assert code == errors.OK and out.rstrip().endswith("calls to make: 10"), err  # 2 memories, 4 answers, 4 verdicts
+
+
+def test_format_without_dry_run_is_refused_before_any_work(tmp_path: Path, capsys) -> None:
+    code, out, err = outcome(run_args(tmp_path, "--format", "json"), capsys)
+    assert code == errors.BAD_INPUT and out == "" and len(err.strip().splitlines()) == 1
+    assert "--format json sets what --dry-run prints: give --dry-run with it" in err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "cache").exists()
+    code, out, _ = outcome(run_args(tmp_path, "--format", "text", "--dry-run"), capsys)  # quiet: with --dry-run
+    assert code == errors.OK and out.startswith("dry run: no model loaded")

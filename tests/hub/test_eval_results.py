@@ -118,5 +118,5 @@ def test_no_existing_file_gives_ours_and_a_broken_one_is_named():
     assert yaml.safe_load(merge_entries("", [_ours("t", 1)], "f")) == [_ours("t", 1)]  # an empty file
     with pytest.raises(PublishError, match=r"\.eval_results/gacc-bench\.yaml in the model repo: must be a list"):
         merge_entries("a: 1\n", [_ours("t", 1)], ".eval_results/gacc-bench.yaml in the model repo")
-    with pytest.raises(PublishError, match="f: not YAML"):
+    with pytest.raises(PublishError, match=r"f: not valid YAML \(line 1"):
         merge_entries("- [", [_ours("t", 1)], "f")

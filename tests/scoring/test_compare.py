@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from collections import Counter
 
 import pytest
@@ -243,3 +244,37 @@ def test_ceilings_are_not_methods_when_a_compressor_is_picked():
     rows.append(_row("g", 1, True, condition="full", compressor="full-context"))  # an older row: no ceiling flag
     assert methods(rows) == ["goal-lines"]
     assert {r["compressor"] for r in select(rows, None, "run")} == {"goal-lines"}
+
+
+@pytest.mark.parametrize(
+    ("options", "says"),
+    [
+        (["--bootstrap", "100000000"], "--bootstrap 100000000 is over the cap of 1000000 resamples"),
+        (["--bootstrap", "-3"], "--bootstrap must be >= 0, got -3"),
+        (["--seed", "-1"], "--seed must be >= 0, got -1"),
+    ],
+)
+def test_cli_checks_bootstrap_and_seed_as_run_does(runs, tmp_path, capsys, options, says):
+    from tests.helpers.cli import outcome, run_args
+
+    root, _ = runs
+    started = time.monotonic()
+    assert main(["compare", str(root / "truncate"), str(root / "goal-lines"), *options]) == 2
+    assert time.monotonic() - started < 10  # refused before any resampling (10^8 resamples ran for minutes)
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and says in err
+    _, _, run_err = outcome(run_args(tmp_path, *options, "--dry-run"), capsys)
+    assert err.split(": error: ")[1] == run_err.split(": error: ")[1]  # one check, one message
+    assert main(["compare", str(root / "truncate"), str(root / "goal-lines"), "--bootstrap", "0", "--seed", "0"]) == 0
+
+
+def test_cli_names_a_recorded_bootstrap_past_the_cap(runs, tmp_path, capsys):
+    root, _ = runs
+    shutil.copytree(root / "truncate", tmp_path / "edited")
+    doc = json.loads((tmp_path / "edited" / "results.json").read_text(encoding="utf-8"))
+    doc["config"]["n_bootstrap"] = 100_000_000
+    (tmp_path / "edited" / "results.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert main(["compare", str(tmp_path / "edited"), str(root / "goal-lines")]) == 2
+    says = f"{tmp_path / 'edited'}: results.json config.n_bootstrap 100000000 is over the cap of 1000000 resamples"
+    assert says in capsys.readouterr().err
+    assert main(["compare", str(tmp_path / "edited"), str(root / "goal-lines"), "--bootstrap", "10"]) == 0  # given

@@ -4,7 +4,7 @@ Both are pure functions of texts, so each is worked out once per content and kep
 answer or a verdict: a warm rerun reads them instead of normalising and searching every memory again.
 One entry per distinct (memory, goal, shown goal) of the ledger, kind `matches`:
 
-    {"evidence": "0110" (one character per question of the goal), "exposed": [[kind, text], ...]}
+    {"evidence": "0110" (one character per question of the goal), "exposed": [[kind, text], ...], "seal": "…"}
 
 `evidence` is `gacc_hf.scoring.evidence.evidence_flags` over the goal's questions, `1` for a question
 whose reference the memory holds; `exposed` is
@@ -14,7 +14,11 @@ memory text, the goal's references, the source, the context's held-out texts, th
 and of both audits: an edit to any of them re-keys every entry. A read-only cache is read but never written
 (what it lacks is worked out again each run); a stored entry whose flags do not fit its goal is not used, and
 one that claims an exposure is recomputed before it is believed (exposures are rare, so this costs little): a
-run never reports an exposure the memory does not hold.
+run never reports an exposure the memory does not hold. `seal` is a checksum of the entry's key and value
+(the function `seal`): an entry edited by hand (flags that would move an outcome or a score, an exposure added or
+removed) no longer fits its seal, and is said to be unusable and recomputed before the run uses it, as
+`gacc cache check` lists it (`matches_check`). The seal is no signature: it catches edits, not a forger who
+recomputes it, whom the check's recomputation of the entry from its input texts still finds.
 
 So that `gacc cache check` can recompute an entry from the cache alone, each entry's inputs are kept too:
 kind `matches-inputs` under the same key holds the five part hashes of the key, and kind `text` holds each
@@ -54,10 +58,26 @@ PARTS = ("memory", "references", "source", "held", "goal")
 
 @functools.cache
 def matches_revision() -> str:
-    """`matches-v2@` and the sha256 of the source of the modules that decide a `matches` value."""
+    """`matches-v3@` (sealed entries) and the sha256 of the source of the modules that decide a `matches` value."""
     modules = (hygiene_module, matching_module, screen_module, evidence_module, integrity_module)
     code = "".join(inspect.getsource(module) for module in modules)
-    return f"matches-v2@{hashlib.sha256(code.encode('utf-8')).hexdigest()[:16]}"
+    return f"matches-v3@{hashlib.sha256(code.encode('utf-8')).hexdigest()[:16]}"
+
+
+def seal(key: str, value: Mapping[str, Any]) -> str:
+    """The checksum a `matches` entry is stored with: of its key, its flags and its exposures.
+
+    >>> seal("k", {"evidence": "10", "exposed": []})
+    '62ba0819a0fbff30'
+    """
+    exposed = value["exposed"]
+    text = f"{key}\n{value['evidence']}\n{json.dumps(exposed, ensure_ascii=False) if exposed else '[]'}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def is_sealed(key: str, value: Mapping[str, Any]) -> bool:
+    """Whether a stored `matches` value is as it was written: its seal fits its key, flags and exposures."""
+    return value.get("seal") == seal(key, value)
 
 
 class Matched(NamedTuple):
@@ -142,6 +162,9 @@ def plan_matches(
     found: dict[str, Matched] = {}
     patterns: dict[str, list[bool]] = {}  # flags by their stored form: few distinct ones, read-only lists
     for key, value in cache.get_many(KIND, filter(None, keys)).items():
+        if not is_sealed(key, value):
+            cache.reject(KIND, key, "edited: its seal does not fit its flags and exposures; recomputed")
+            continue
         flags = patterns.get(value["evidence"])
         if flags is None:
             flags = patterns[value["evidence"]] = [f == "1" for f in value["evidence"]]
@@ -198,7 +221,7 @@ def finish_matches(
         for row, key in zip(ledger, plan.keys, strict=True)
     ]
     if fresh and not cache.read_only:
-        cache.put_many(KIND, {key: _stored(m) for key, m in fresh.items()})
+        cache.put_many(KIND, {key: _stored(key, m) for key, m in fresh.items()})
         cache.put_many(INPUTS, {key: list(plan.inputs[key]) for key in fresh})
         cache.put_many(TEXT, plan.texts.of(h for key in fresh for h in plan.inputs[key]))
     return out
@@ -225,7 +248,10 @@ class _Texts:
         return {h: self._by_hash[h] for h in hashes}
 
 
-def _stored(matched: Matched) -> dict[str, Any]:
-    """A `Matched` as its cache value."""
-    flags = "".join("1" if f else "0" for f in matched.evidence)
-    return {"evidence": flags, "exposed": [list(p) for p in matched.exposed]}
+def _stored(key: str, matched: Matched) -> dict[str, Any]:
+    """A `Matched` as its cache value, sealed."""
+    value = {
+        "evidence": "".join("1" if f else "0" for f in matched.evidence),
+        "exposed": [list(p) for p in matched.exposed],
+    }
+    return {**value, "seal": seal(key, value)}

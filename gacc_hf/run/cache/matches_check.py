@@ -1,5 +1,9 @@
 """`gacc cache check`'s recomputation of `matches` entries: a value edited by hand is found, not trusted.
 
+A sample of entries, or all of them, is recomputed (which finds an entry sealed again after an edit as well),
+and every other entry's seal is checked (`gacc_hf.run.cache.matches.is_sealed`, the test a run makes before it
+uses an entry).
+
 A `matches` entry is a pure function of the texts its key binds, and `gacc_hf.run.cache.matches` keeps those texts
 in the cache beside it, so each entry can be worked out again from the cache alone and compared with what is
 stored. An entry made by another matcher revision cannot be recomputed by this code and is counted, not
@@ -14,7 +18,7 @@ from typing import Any, NamedTuple
 
 from gacc_hf.data.schema import Question
 from gacc_hf.keys import text_hash
-from gacc_hf.run.cache.matches import INPUTS, KIND, TEXT, key_template
+from gacc_hf.run.cache.matches import INPUTS, KIND, TEXT, is_sealed, key_template
 from gacc_hf.run.cache.store import Cache
 from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.scoring.integrity import LeakAudit
@@ -33,14 +37,18 @@ class MatchesCheck(NamedTuple):
 
 def check_matches(cache: Cache, sample: int | None = DEFAULT_SAMPLE, seed: int = 0) -> MatchesCheck:
     """Recompute `sample` `matches` entries drawn at random (`seed`), or every one (`sample=None`)."""
-    keys = sorted(key for kind, key, _ in cache.entries() if kind == KIND)
-    if sample is not None and len(keys) > sample:
-        keys = sorted(random.Random(seed).sample(keys, sample))
+    every = sorted(key for kind, key, _ in cache.entries() if kind == KIND)
+    keys = every if sample is None or len(every) <= sample else sorted(random.Random(seed).sample(every, sample))
+    drawn = set(keys)
+    problems = [  # the entries not recomputed: a seal that does not fit says edited (the run will not use it)
+        f"{KIND}/{key}: its seal does not fit its flags and exposures (edited)"
+        for key, value in cache.get_many(KIND, [k for k in every if k not in drawn]).items()
+        if "seal" in value and not is_sealed(key, value)
+    ]
     stored = cache.get_many(KIND, keys)
     inputs = cache.get_many(INPUTS, keys)
     texts = cache.get_many(TEXT, {h for parts in inputs.values() for h in parts})
     template = key_template()
-    problems: list[str] = []
     checked = other = 0
     for key in keys:
         if key not in stored:
@@ -58,7 +66,7 @@ def check_matches(cache: Cache, sample: int | None = DEFAULT_SAMPLE, seed: int =
             continue
         checked += 1
         recomputed = _recompute(*(texts[h] for h in parts))
-        if recomputed != stored[key]:
+        if recomputed != {k: v for k, v in stored[key].items() if k != "seal"}:
             problems.append(f"{KIND}/{key}: stored {_shown(stored[key])}, recomputed {_shown(recomputed)} (edited)")
     return MatchesCheck(problems, checked, other)
 

@@ -164,7 +164,7 @@ class Cache:
         for flags in ("mode=ro", "mode=ro&immutable=1"):
             try:
                 db = sqlite3.connect(
-                    f"{self.path.as_uri()}?{flags}",  # type: ignore[union-attr]
+                    f"{self.path.absolute().as_uri()}?{flags}",  # type: ignore[union-attr]  # a URI names a whole path
                     uri=True,
                     timeout=timeout,
                     isolation_level=None,

@@ -74,8 +74,10 @@ def _matches_problem(value: Any) -> str | None:
     >>> _matches_problem({"evidence": [True], "exposed": []})
     "a matches value's 'evidence' must be a string of 0 and 1, got [True]"
     """
-    if not isinstance(value, dict) or sorted(value) != ["evidence", "exposed"]:
-        return f"a matches value needs exactly 'evidence' and 'exposed', got {value!r:.80}"
+    if not isinstance(value, dict) or sorted(value) not in (["evidence", "exposed"], ["evidence", "exposed", "seal"]):
+        return f"a matches value needs exactly 'evidence', 'exposed' (and 'seal'), got {value!r:.80}"
+    if type(value.get("seal", "")) is not str:
+        return f"a matches value's 'seal' must be a string, got {value['seal']!r:.80}"
     flags, exposed = value["evidence"], value["exposed"]
     if type(flags) is not str or flags.strip("01"):
         return f"a matches value's 'evidence' must be a string of 0 and 1, got {flags!r:.80}"
@@ -93,7 +95,8 @@ def usual_shape(kind: str) -> Callable[[Any], bool] | None:
     if kind == "matches":
         return lambda value: (
             type(value) is dict
-            and len(value) == 2
+            and len(value) == 3
+            and type(value.get("seal")) is str
             and value.get("exposed") == []
             and type(flags := value.get("evidence")) is str
             and not flags.strip("01")

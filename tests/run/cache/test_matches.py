@@ -12,7 +12,15 @@ import gacc_hf.run.cache.matches as matches_module
 from gacc_hf.data.schema import SAMPLE_PATH, Group, Question
 from gacc_hf.run.aside import Aside
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
-from gacc_hf.run.cache.matches import KIND, Matched, find_matches, finish_matches, matches_revision, plan_matches
+from gacc_hf.run.cache.matches import (
+    KIND,
+    Matched,
+    find_matches,
+    finish_matches,
+    matches_revision,
+    plan_matches,
+    seal,
+)
 from gacc_hf.scoring import evidence, integrity
 from gacc_hf.scoring.evidence import evidence_flags
 from gacc_hf.scoring.integrity import find_exposures
@@ -40,7 +48,7 @@ def _ledger_row(memory_key, goal_id, shown="", context_id="c"):
 
 def test_the_revision_is_the_hash_of_the_matcher_and_audit_sources():
     code = "".join(inspect.getsource(m) for m in (hygiene, matching, screen, evidence, integrity))
-    assert matches_revision() == "matches-v2@" + hashlib.sha256(code.encode()).hexdigest()[:16]
+    assert matches_revision() == "matches-v3@" + hashlib.sha256(code.encode()).hexdigest()[:16]
 
 
 @pytest.mark.parametrize("rows", [EN_ROWS, ZH_ROWS], ids=["en", "zh"])
@@ -113,6 +121,7 @@ def test_an_invented_exposure_in_the_cache_is_recomputed_not_reported(rows, tmp_
     assert not cold.exposures
     key, value = _entries(tmp_path)[0]
     forged = {**json.loads(value), "exposed": [["question", "an invented question 编造的问题？"]]}
+    forged["seal"] = seal(key, forged)  # even a forger who seals the entry again is not believed
     with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:
         db.execute("UPDATE entries SET value=? WHERE kind=? AND key=?", (json.dumps(forged), KIND, key))
     warm = rules_run(rows, compressor="goal-lines", ratios=[1.0], cache_dir=str(tmp_path))
@@ -122,9 +131,11 @@ def test_an_invented_exposure_in_the_cache_is_recomputed_not_reported(rows, tmp_
 
 def test_an_entry_whose_flags_do_not_fit_its_goal_is_not_used(tmp_path):
     cold = rules_run(EN_ROWS, compressor="goal-lines", ratios=[1.0], cache_dir=str(tmp_path))
-    forged = json.dumps({"evidence": "1", "exposed": []})  # well formed, but one flag for several questions
+    forged = {"evidence": "1", "exposed": []}  # well formed and sealed, but one flag for several questions
     with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:
-        db.execute("UPDATE entries SET value=? WHERE kind=?", (forged, KIND))
+        for key, _ in _entries(tmp_path):
+            value = json.dumps({**forged, "seal": seal(key, forged)})
+            db.execute("UPDATE entries SET value=? WHERE kind=? AND key=?", (value, KIND, key))
     warm = rules_run(EN_ROWS, compressor="goal-lines", ratios=[1.0], cache_dir=str(tmp_path))
     assert [r["evidence"] for r in warm.answers] == [r["evidence"] for r in cold.answers]
     assert all(len(json.loads(v)["evidence"]) == 1 for _, v in _entries(tmp_path))  # left, never used
@@ -179,3 +190,35 @@ def test_the_matcher_in_a_process_of_its_own_finds_what_it_finds_here(tmp_path, 
     assert spawned == [True] and here.exposures  # the leaky compressor gives the audit something to find
     assert (apart.exposures, apart.memories, apart.answers) == (here.exposures, here.memories, here.answers)
     assert _entries(tmp_path / "apart") == _entries(tmp_path / "here")  # the same entries stored
+
+
+@pytest.mark.parametrize("rows", [EN_ROWS, ZH_ROWS], ids=["en", "zh"])
+def test_hand_edited_flags_are_said_and_recomputed_before_the_run_uses_them(rows, tmp_path, caplog):
+    cold = rules_run(rows, compressor="goal-lines", ratios=[0.2, 1.0], cache_dir=str(tmp_path))
+    entries = _entries(tmp_path)
+    key, value = next((k, v) for k, v in entries if "1" in json.loads(v)["evidence"])  # a row with evidence
+    edited = {**json.loads(value), "evidence": json.loads(value)["evidence"].replace("1", "0")}
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:  # flags that move outcomes and evidence recall
+        db.execute("UPDATE entries SET value=? WHERE kind=? AND key=?", (json.dumps(edited), KIND, key))
+    with caplog.at_level("WARNING", logger="gacc_hf.run.cache.store"):
+        warm = rules_run(rows, compressor="goal-lines", ratios=[0.2, 1.0], cache_dir=str(tmp_path))
+    assert [r["evidence"] for r in warm.answers] == [r["evidence"] for r in cold.answers]
+    assert [r["outcome"] for r in warm.answers] == [r["outcome"] for r in cold.answers]
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and f"matches/{key[:16]} is unusable (edited: its seal does not fit" in said[0]
+    assert dict(_entries(tmp_path))[key] == value  # the recomputed value replaced the edited one
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="gacc_hf.run.cache.store"):  # quiet: an untouched cache
+        rules_run(rows, compressor="goal-lines", ratios=[0.2, 1.0], cache_dir=str(tmp_path))
+    assert caplog.records == []
+
+
+def test_a_hidden_exposure_is_found_again(tmp_path):
+    cold = rules_run(ZH_ROWS, compressor=_leaky, ratios=[1.0], cache_dir=str(tmp_path))
+    assert cold.exposures
+    with sqlite3.connect(tmp_path / CACHE_FILENAME) as db:  # every entry edited to expose nothing
+        for key, value in _entries(tmp_path):
+            hidden = json.dumps({**json.loads(value), "exposed": []})
+            db.execute("UPDATE entries SET value=? WHERE kind=? AND key=?", (hidden, KIND, key))
+    warm = rules_run(ZH_ROWS, compressor=_leaky, ratios=[1.0], cache_dir=str(tmp_path))
+    assert warm.exposures == cold.exposures and warm.integrity["exposures"] == cold.integrity["exposures"]

@@ -66,3 +66,16 @@ def test_missing_inputs_are_a_problem_and_another_revision_is_only_counted(cache
         found = check_matches(cache, sample=None)
     assert found.problems == [f"{KIND}/{keys[0]}: its input texts are not in the cache, so it cannot be verified"]
     assert found.other_revision == 1 and found.checked == len(keys) - 1
+
+
+def test_edited_entries_outside_the_sample_are_found_by_their_seals(cache_dir):
+    values = _stored(cache_dir, KIND)
+    with Cache(cache_dir) as cache:
+        assert check_matches(cache, sample=1).problems == []  # quiet: every seal fits
+    for key, value in values.items():  # every entry's flags flipped
+        _edit(cache_dir, KIND, key, {**value, "evidence": value["evidence"].translate(str.maketrans("01", "10"))})
+    with Cache(cache_dir) as cache:
+        found = check_matches(cache, sample=1)
+    sealed = [p for p in found.problems if p.endswith(": its seal does not fit its flags and exposures (edited)")]
+    assert found.checked == 1 and len(values) > 2  # one entry recomputed ...
+    assert len(found.problems) == len(values) and len(sealed) == len(values) - 1  # ... every other by its seal

@@ -231,6 +231,19 @@ def test_a_read_only_cache_serves_a_warm_rerun_and_refuses_to_store(tmp_path):
         assert c.count() == 1  # nothing was written
 
 
+def test_a_read_only_cache_given_by_a_relative_path_is_read_by_the_cache_and_its_check(tmp_path, monkeypatch):
+    with Cache(tmp_path / "ro") as c:
+        c.put_many("answer", {"k": {"answer": "存了 stored"}})
+    monkeypatch.chdir(tmp_path)  # "ro" names the folder from here on, as a user types it
+    script = (
+        "from gacc_hf.run.cache import Cache\nwith Cache('ro') as c: print(c.read_only, c.get_many('answer', ['k']))"
+    )
+    proc = run_read_only(tmp_path / "ro", [sys.executable, "-c", script])
+    assert proc.returncode == 0 and proc.stdout == "True {'k': {'answer': '存了 stored'}}\n", proc.stderr
+    proc = run_read_only(tmp_path / "ro", [sys.executable, "-m", "gacc_hf", "cache", "check", "ro"])
+    assert proc.returncode == 0 and proc.stdout.endswith("ok: no problems in ro\n"), proc.stderr
+
+
 MOUNTS = "srv:/export /shared nfs4 rw 0 0\n/dev/sda1 / ext4 rw 0 0\nlfs@tcp:/fs /lustre lustre rw 0 0\n"
 
 

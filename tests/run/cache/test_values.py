@@ -9,7 +9,9 @@ VALUES = [
     ("answer", {"answer": 5}, False, False),
     ("verdict", {"correct": False}, True, True),
     ("verdict", {"correct": 1}, False, False),
-    ("matches", {"evidence": "0110", "exposed": []}, True, True),
+    ("matches", {"evidence": "0110", "exposed": [], "seal": "62ba0819a0fbff30"}, True, True),
+    ("matches", {"evidence": "0110", "exposed": []}, False, True),  # unsealed (an older format): read in full
+    ("matches", {"evidence": "0110", "exposed": [], "seal": 7}, False, False),
     ("matches", {"evidence": "1", "exposed": [["question", "主库停写了多久？"]]}, False, True),  # usual: none exposed
     ("matches", {"evidence": "1", "exposed": [["reference", 7]]}, False, False),
     ("matches", {"evidence": "12", "exposed": []}, False, False),
