@@ -6,6 +6,8 @@ active exception", exit 134), more often under load, so each command is launched
 `--parallel` launches at once (the load), and the summary counts exit codes and aborts per command:
 
 - `validate`: `gacc data validate` on a parquet file with a column the schema lacks (expected exit 2);
+  `--side-by-side N`: the same command N times through the entry point and N times through `main()` left to
+  the interpreter's own exit (native teardown included), interleaved, so the two share the load;
 - `rules`: `gacc run --preset rules` on a warm cache, each into a new results folder (0);
 - `rules2`: the same on two processes (`--num-processes 2`) (0);
 - `report`, `publish`: `gacc report` of a run and `gacc publish --dry-run` (0);
@@ -37,6 +39,13 @@ from pathlib import Path
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
 GACC = [sys.executable, "-m", "gacc_hf"]
 ABORT_TEXT = ("terminate called", "pybind11", "core dumped")
+#: `gacc data validate` through the entry point, and through `main()` left to the interpreter's own exit
+WAYS_IN = {
+    "python -m gacc_hf data validate extra.parquet": GACC,
+    "sys.exit(main()) data validate extra.parquet": [
+        sys.executable, "-c", "import sys; from gacc_hf.cli import main; sys.exit(main())"
+    ],
+}  # fmt: skip
 RULES = ["run", "--preset", "rules", "--no-progress", "--verbosity", "WARNING"]
 
 
@@ -53,9 +62,10 @@ def bad_parquet(folder: Path) -> Path:
     return path
 
 
-def launch(args: list[str], cwd: Path) -> tuple[int, str]:
-    """One `gacc` command: its exit code (negative: the signal that ended it) and stderr."""
-    proc = subprocess.run([*GACC, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=900)
+def launch(args: list[str], cwd: Path, through: list[str] = GACC) -> tuple[int, str]:
+    """One `gacc` command (`through` the entry point, or another way in): its exit code (negative: the
+    signal that ended it) and stderr."""
+    proc = subprocess.run([*through, *args], cwd=cwd, env=ENV, capture_output=True, text=True, timeout=900)
     return proc.returncode, proc.stderr
 
 
@@ -63,23 +73,24 @@ def aborted(code: int, err: str) -> bool:
     return code in (-signal.SIGABRT, 128 + signal.SIGABRT) or any(text in err for text in ABORT_TEXT)
 
 
-def count(name: str, commands: list[list[str]], cwd: Path, parallel: int) -> dict[str, object]:
-    """Run `commands` with `parallel` at once; exit codes counted, aborts counted, load before and after."""
+def count(launches: list[tuple[str, list[str], list[str]]], cwd: Path, parallel: int) -> None:
+    """Run `launches` (name, way in, arguments), `parallel` at once and interleaved as listed; per name, the
+    exit codes and aborts, and the load before and after."""
     load = os.getloadavg()
     start = time.perf_counter()
     with ThreadPoolExecutor(parallel) as pool:
-        ends = list(pool.map(lambda args: launch(args, cwd), commands))
-    codes = collections.Counter(code for code, _ in ends)
-    row = {
-        "command": name,
-        "launches": len(commands),
-        "exit codes": dict(sorted(codes.items())),
-        "aborts": sum(aborted(code, err) for code, err in ends),
-        "seconds": round(time.perf_counter() - start, 1),
-        "load before/after": [round(load[0], 2), round(os.getloadavg()[0], 2)],
-    }
-    print(json.dumps(row), flush=True)
-    return row
+        ends = list(pool.map(lambda launch_: launch(launch_[2], cwd, launch_[1]), launches))
+    for name in dict.fromkeys(name for name, _, _ in launches):
+        mine = [end for (n, _, _), end in zip(launches, ends, strict=True) if n == name]
+        row = {
+            "command": name,
+            "launches": len(mine),
+            "exit codes": dict(sorted(collections.Counter(code for code, _ in mine).items())),
+            "aborts": sum(aborted(code, err) for code, err in mine),
+            "seconds (all of this batch)": round(time.perf_counter() - start, 1),
+            "load before/after": [round(load[0], 2), round(os.getloadavg()[0], 2)],
+        }
+        print(json.dumps(row), flush=True)
 
 
 def limited_rounds(folder: Path, reruns: int) -> dict[str, object]:
@@ -152,6 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for name in ("validate", "rules", "rules2", "report", "publish"):
         parser.add_argument(f"--{name}", type=int, default=0, metavar="N", help=f"launches of `{name}`")
+    parser.add_argument("--side-by-side", type=int, default=0, metavar="N", help="validate launches each way in")
     parser.add_argument("--limited", action="store_true", help="the limited two-process reruns")
     parser.add_argument("--reruns", type=int, default=50, help="reruns of the limited run in all (default 50)")
     parser.add_argument("--sigint", type=int, default=0, metavar="N", help="SIGINT tries")
@@ -174,7 +186,14 @@ def main(argv: list[str] | None = None) -> None:
         }  # fmt: skip
         for name, (n, command) in plans.items():
             if n:
-                count(name, [command(i) for i in range(n)], folder, args.parallel)
+                count([(name, GACC, command(i)) for i in range(n)], folder, args.parallel)
+        if args.side_by_side:  # the same command ended by the interpreter's own exit, interleaved with it
+            validate = ["data", "validate", bad]
+            count(
+                [(name, way, validate) for _ in range(args.side_by_side) for name, way in WAYS_IN.items()],
+                folder,
+                args.parallel,
+            )
         if args.limited:
             limited_rounds(folder, args.reruns)
         if args.sigint:
