@@ -10,7 +10,7 @@ active exception", exit 134), more often under load, so each command is launched
   the interpreter's own exit (native teardown included), interleaved, so the two share the load;
 - `rules`: `gacc run --preset rules` on a warm cache, each into a new results folder (0);
 - `rules2`: the same on two processes (`--num-processes 2`) (0);
-- `report`, `publish`: `gacc report` of a run and `gacc publish --dry-run` (0);
+- `report`, `publish`: `gacc report` of a run (each on a copy of its own) and `gacc publish --dry-run` (0);
 - `limited`: `gacc run --preset rules --max-calls 60 --num-processes 2` rerun until it is done, from an
   empty cache, over and over, until `--reruns` reruns: every rerun but the last of a round must exit 3
   (a rank that reached its share stopped), the last 0;
@@ -27,6 +27,7 @@ import argparse
 import collections
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -159,6 +160,14 @@ def warm_run(folder: Path) -> Path:
     return folder / "run"
 
 
+def copy_of(run: Path | None, i: int) -> str:
+    """A copy of `run` for launch `i`: a report rewrites its folder, and two at once on one folder collide."""
+    assert run is not None
+    copy = run.with_name(f"report-{i}")
+    shutil.copytree(run, copy)
+    return str(copy)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for name in ("validate", "rules", "rules2", "report", "publish"):
@@ -181,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
             "gacc run --preset rules --num-processes 2": (
                 args.rules2, lambda i: [*rules, "--output-dir", f"two-{i}", "--num-processes", "2"]
             ),
-            "gacc report": (args.report, lambda i: ["report", str(run)]),
+            "gacc report": (args.report, lambda i: ["report", copy_of(run, i)]),
             "gacc publish --dry-run": (args.publish, lambda i: publish),
         }  # fmt: skip
         for name, (n, command) in plans.items():
