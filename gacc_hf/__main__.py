@@ -1,6 +1,5 @@
 """`python -m gacc_hf ...` (used by `accelerate launch -m gacc_hf`) is the `gacc` command."""
 
-from gacc_hf.cli import main
-from gacc_hf.run.rank import finish
+from gacc_hf.cli import entry
 
-finish(main())
+entry()

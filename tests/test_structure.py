@@ -40,6 +40,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "progress",
         "localhost",
         "safe_yaml",
+        "exiting",
     ),
     ("text",),  # building block: hygiene, sentences, the matcher
     ("data",),  # stage 1

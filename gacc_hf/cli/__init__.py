@@ -4,6 +4,6 @@
 (list, install-metric) hold one subcommand family each; `verbosity` sets up logging.
 """
 
-from gacc_hf.cli.app import build_parser, main
+from gacc_hf.cli.app import build_parser, entry, main
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "entry", "main"]

@@ -7,6 +7,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from typing import NoReturn
 
 from gacc_hf import errors
 from gacc_hf.cli.cache import add_cache_parser
@@ -17,6 +18,7 @@ from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_repo
 from gacc_hf.cli.run import add_run_parser
 from gacc_hf.cli.serve_test import add_serve_test_parser
 from gacc_hf.cli.verbosity import add_verbosity, configure_logging
+from gacc_hf.exiting import exit_process
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,6 +70,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(_traceback(exc), file=sys.stderr, end="")
         print(f"gacc {args.command}: error: {errors.describe(exc)}", file=sys.stderr)
         return code
+
+
+def entry() -> NoReturn:
+    """The `gacc` command and `python -m gacc_hf`: `main()`, then the process ends through
+    `gacc_hf.exiting.exit_process` (no native library's teardown can abort it after its work)."""
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse's own exits: --help, --version, a usage error
+        code = _system_exit_code(exc)
+    exit_process(code)
+
+
+def _system_exit_code(exc: SystemExit) -> int:
+    """The status Python would give `exc` at exit (a message is printed, as Python prints it, with status 1)."""
+    if exc.code is None or isinstance(exc.code, int):
+        return exc.code or 0
+    print(exc.code, file=sys.stderr)
+    return 1
 
 
 def _traceback(exc: BaseException) -> str:

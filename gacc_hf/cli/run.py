@@ -343,7 +343,7 @@ def _launch_if_asked(args: argparse.Namespace, run: RunConfig, topology: Topolog
     """The exit status of the launch `--num-processes` asks for, or None when this process runs the work
     itself (one process, a rank of a launch, or a request capped to one core)."""
     from gacc_hf.run import launch
-    from gacc_hf.run.rank import bind_to_launcher
+    from gacc_hf.run.rank import bind_to_launcher, stop_quietly_on_interrupt
 
     if args.num_processes > 1 and topology.world_size == 1:
         processes = launch.capped_processes(args.num_processes)
@@ -355,6 +355,7 @@ def _launch_if_asked(args: argparse.Namespace, run: RunConfig, topology: Topolog
         )
     if topology.world_size > 1:
         bind_to_launcher()
+        stop_quietly_on_interrupt()
     return None
 
 

@@ -18,13 +18,14 @@ server whose usage is not credible (`UnsoundUsage`: more prompt tokens than the 
 more completion tokens than the call allowed).
 
 With `--num-processes P` each rank gets its share of the limits (`Meter.for_rank`), so the run as a whole stays
-within them.
+within them; a rank that reaches its share waits for the others, and the launch ends with one message,
+from the ranks' meters together (`launch_meter`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,10 +220,8 @@ class Meter:
             which.append(f"--max-calls {limits.max_calls}")
         if limits.max_cost is not None:
             which.append(f"--max-cost {limits.max_cost:g}{currency}")
-        if self.world_size > 1:
-            share = [f"{self.max_calls} calls"] if self.max_calls is not None else []
-            share += [f"{self.max_cost:.4g}{currency}"] if self.max_cost is not None else []
-            which[-1] += f" (rank {self.rank} of {self.world_size}, whose share is {' / '.join(share)})"
+        if self.world_size > 1:  # a rank's share, or the meter of a whole launch (`launch_meter`)
+            which[-1] += f" (shared by {self.world_size} processes, each stopping at its share)"
         return " / ".join(which)
 
     def _too_big(
@@ -264,3 +263,22 @@ class Meter:
             "same command to go on (stored calls are not made again, and the limits count only new calls; raise "
             "them to finish in one run; `gacc run ... --dry-run` shows what is left)"
         )
+
+
+def launch_meter(meters: Sequence[Meter]) -> Meter:
+    """What the ranks of one launch made, spent and held back together, as one meter (ranks in order):
+    its `stop()` is the launch's one message when a rank's share held calls back, a rank's call was too big
+    for its share, or a server's usage was not believed (the first rank's, in rank order)."""
+    limits = meters[0].limits
+    total = Meter(limits, limits.max_calls, limits.max_cost, 0, len(meters))
+    for meter in meters:
+        total.calls += meter.calls
+        total.cost += meter.cost
+        for role, n in meter.by_role.items():
+            total.by_role[role] = total.by_role.get(role, 0) + n
+        for role, (name, n) in meter.held.items():
+            total.held[role] = (name, total.held.get(role, (name, 0))[1] + n)
+        total.margins.update(meter.margins)
+        total.too_big = total.too_big or meter.too_big
+        total.unsound = total.unsound or meter.unsound
+    return total

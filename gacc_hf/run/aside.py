@@ -5,13 +5,19 @@ process it holds the GIL the HTTP threads need, and after the calls it lengthens
 reader's calls, in a spawned process (nothing of this process's threads or open files is inherited), it is
 done by the time they are. Its arguments and result travel pickled; a process that dies or fails gives no
 result, and the work is then done here, with a warning, so the run's outcome never depends on it.
+The process ignores SIGINT (Ctrl-C reaches a terminal's whole process group, and a launcher's agent
+signals a rank's): its parent ends it, and it would otherwise print a traceback of whatever it was
+importing when the key was pressed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any, Generic, TypeVar
 
@@ -28,6 +34,20 @@ def _work(conn: Connection, fn: Callable[..., Any], args: tuple[Any, ...]) -> No
     conn.close()
 
 
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """SIGINT ignored meanwhile (a start takes milliseconds), where this thread may set it: the main thread."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        if before is not None:  # None: set outside Python, which cannot be restored from here
+            signal.signal(signal.SIGINT, before)
+
+
 class Aside(Generic[T]):
     """`fn(*args)`, in a process of its own when `apart`, else here when its result is asked for.
 
@@ -40,7 +60,8 @@ class Aside(Generic[T]):
             ctx = multiprocessing.get_context("spawn")
             self._conn, child = ctx.Pipe(duplex=False)
             self._proc = ctx.Process(target=_work, args=(child, fn, args), name="gacc-aside", daemon=True)
-            self._proc.start()
+            with _interrupts_ignored():  # from its first instruction: the child inherits the disposition
+                self._proc.start()
             child.close()
 
     def result(self) -> T:

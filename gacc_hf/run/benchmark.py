@@ -228,8 +228,8 @@ def _meter(limits: SpendingLimits | None, shard: Any) -> Meter | None:
     """This process's meter of the limits: the whole of them, or a rank's share (`ContextShard`)."""
     if limits is None or not limits.active:
         return None
-    topology = getattr(shard, "topology", None)
-    return Meter.for_rank(limits, topology.rank, topology.world_size) if topology else Meter.for_rank(limits)
+    share = getattr(shard, "share", None)
+    return share(limits) if share is not None else Meter.for_rank(limits)
 
 
 def run_methods(setup: RunSetup) -> list[tuple[str, str, str]]:

@@ -24,6 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from gacc_hf.cost.cells import merge_cells
+from gacc_hf.cost.limits import LimitReached, LimitTooLow, Meter, SpendingLimits, UnsoundUsage, launch_meter
 from gacc_hf.cost.tally import merge_usage
 from gacc_hf.data.schema import Group
 from gacc_hf.keys import text_hash
@@ -36,6 +37,8 @@ from gacc_hf.scoring.scores import score_answers
 
 # Ranks wait for the slowest shard at the gather: allow for long model runs.
 GATHER_TIMEOUT = timedelta(days=7)
+# the stops of a rank's meter: delivered to rank 0 at the gather, which ends the launch with one of them
+METER_STOPS = (LimitReached, LimitTooLow, UnsoundUsage)
 
 
 def assign_contexts(groups: Sequence[Group], world_size: int) -> dict[str, int]:
@@ -68,12 +71,19 @@ def assign_contexts(groups: Sequence[Group], world_size: int) -> dict[str, int]:
 class ContextShard:
     """The `shard` hook of `run_benchmark`: keeps the groups whose context this rank owns.
 
-    It also remembers the order of all groups it was shown, which the merge on rank 0 restores.
+    It also remembers the order of all groups it was shown, which the merge on rank 0 restores, and
+    gives the rank its share of the spending limits.
     """
 
     def __init__(self, topology: Topology) -> None:
         self.topology = topology
         self.goal_order: list[str] = []
+        self.meter: Meter | None = None
+
+    def share(self, limits: SpendingLimits) -> Meter:
+        """This rank's part of the spending limits; its meter is kept, for the launch's one stop message."""
+        self.meter = Meter.for_rank(limits, self.topology.rank, self.topology.world_size)
+        return self.meter
 
     def __call__(self, groups: list[Group]) -> list[Group]:
         self.goal_order = [g.goal_id for g in groups]
@@ -197,7 +207,10 @@ def run_benchmark_sharded(
     """`run_benchmark` over all ranks of the launch: rank 0 gets the merged result, other ranks None.
 
     Also returns the calls of each rank (on rank 0), which show the work split. With one process this is
-    exactly `run_benchmark`. Every rank shows its progress, labelled with its rank.
+    exactly `run_benchmark`. Every rank shows its progress, labelled with its rank. A rank whose share of
+    the spending limits held calls back still meets the others at the gather (a rank that left would
+    break the connection a peer waits on); rank 0 then raises one LimitReached for the whole launch, and
+    the other ranks end as after their part (exit 3 for the launch, every time).
     """
     topo = topology or detect()
     if topo.world_size == 1:
@@ -208,9 +221,16 @@ def run_benchmark_sharded(
     shard = ContextShard(topo)
     show_rank(topo.rank, topo.world_size)
     with process_group(topo) as group:
-        part = run_benchmark(dataset, shard=shard, **kwargs)
-        parts: list[BenchmarkResult] | None = [part] * topo.world_size if topo.is_main else None
-        dist.gather_object(part, parts, dst=0, group=group)
+        part: BenchmarkResult | Exception
+        try:
+            part = run_benchmark(dataset, shard=shard, **kwargs)
+        except METER_STOPS as stop:  # delivered like a part: no rank leaves while a peer waits at the gather
+            part = stop
+        parts: list[Any] | None = [None] * topo.world_size if topo.is_main else None
+        dist.gather_object((part, shard.meter), parts, dst=0, group=group)
     if parts is None:
         return None, []
-    return merge(parts, shard.goal_order), [dict(p.calls) for p in parts]
+    if any(isinstance(p, METER_STOPS) for p, _ in parts):
+        raise launch_meter([meter for _, meter in parts]).stop()
+    results = [p for p, _ in parts]
+    return merge(results, shard.goal_order), [dict(p.calls) for p in results]

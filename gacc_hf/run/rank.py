@@ -1,4 +1,4 @@
-"""How a rank of a launch lives and ends: it dies with its launcher, and it ends without C++ teardown.
+"""How a rank of a launch lives and ends: it dies with its launcher, and an interrupt ends it at once.
 
 A rank is started by the launcher's agent in a session of its own, so a signal to the terminal's process
 group or to `gacc` reaches it only through the agent. Should the agent itself be killed (SIGKILL, which
@@ -8,15 +8,16 @@ and writes a results folder after `gacc` has returned.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import logging
+import multiprocessing
 import os
 import signal
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import NoReturn
+
+from gacc_hf.exiting import flush_output
 
 _PR_SET_PDEATHSIG = 1
 # (rank, world size, local rank) variables: torchrun / `accelerate launch`, then the MPI launchers
@@ -80,28 +81,21 @@ def bind_to_launcher() -> None:
         os._exit(128 + signal.SIGKILL)
 
 
-def end_rank(code: int) -> NoReturn:
-    """End a rank of a launch with `code` without running the interpreter's and C++ libraries' teardown.
+def stop_quietly_on_interrupt() -> None:
+    """Have SIGINT end this rank at once and quietly (set from the main thread only, as Python allows).
 
-    By the time a rank returns, its part is delivered (rank 0 has it) or the results folder is written
-    (rank 0), its cache transactions are committed and its files closed: teardown has nothing left to
-    save. It can only do harm: a library thread still joinable when C++ static destructors run aborts
-    the process (SIGABRT), which the launcher takes for a failed rank, answering it by killing the
-    ranks still at work, rank 0 while it writes the results folder among them. Output is flushed first.
+    The launcher's agent answers a signal to `gacc` by sending it to each rank's process group and reports
+    the stop itself. Python's KeyboardInterrupt is no way to stop a rank: raised in whatever runs then, it
+    can surface inside a callback of a C++ library (gloo, torch), which then aborts ("terminate called
+    after throwing an instance of 'pybind11::error_already_set'"). Everything finished is in the cache by
+    then, as after SIGTERM, which ends a rank at once too; child processes (`gacc_hf.run.aside`) go along.
     """
-    logging.shutdown()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe or stream: nothing more to say there
-            stream.flush()
-    os._exit(code)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, _end_at_once)
 
 
-def finish(code: int) -> NoReturn:
-    """End `python -m gacc_hf` with `code`: a rank of a launch through `end_rank`, any other process as usual."""
-    try:
-        launched = detect().world_size > 1
-    except ValueError:  # malformed launcher variables: `gacc` has said so already
-        launched = False
-    if launched:
-        end_rank(code)
-    raise SystemExit(code)
+def _end_at_once(signum: int, _frame: object) -> None:
+    for child in multiprocessing.active_children():
+        child.kill()
+    flush_output()
+    os._exit(128 + signum)

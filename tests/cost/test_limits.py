@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gacc_hf.cost.limits import LimitReached, Meter, SpendingLimits
+from gacc_hf.cost.limits import LimitReached, Meter, SpendingLimits, launch_meter
 from gacc_hf.cost.prices import Price, Prices
 from gacc_hf.results.folder import read_folder
 from tests.helpers.cli import outcome, run_args
@@ -140,8 +140,29 @@ def test_limit_reached_is_exit_3() -> None:
     assert json.dumps(errors.exit_code(ValueError("x"))) == "2"
 
 
-def test_a_rank_says_it_stopped_at_its_share() -> None:
-    meter = Meter.for_rank(SpendingLimits(max_calls=5), rank=1, world_size=2)  # 5 = 3 + 2: rank 1 may make 2
+def test_a_launch_stops_with_one_message_for_all_its_ranks() -> None:
+    limits = SpendingLimits(max_calls=5)  # 5 = 3 + 2: rank 0 may make 3, rank 1 2
     rule = SimpleNamespace(role="compressor", fn=object(), name="truncate", spec="truncate")
-    assert [meter.admit(rule, key, "x") for key in "abc"] == [True, True, False]
-    assert "stopped at --max-calls 5 (rank 1 of 2, whose share is 2 calls): this run made 2 calls" in str(meter.stop())
+    reader = SimpleNamespace(role="reader", fn=object(), name="fields", spec="fields")
+    first, second = Meter.for_rank(limits, 0, 2), Meter.for_rank(limits, 1, 2)
+    assert [first.admit(rule, key, "x") for key in "ab"] + [first.admit(reader, "c", "x")] == [True] * 3
+    first.hold(reader, 4)  # rank 0 reached its share in the reader's calls
+    assert [second.admit(rule, key, "x") for key in "def"] == [True, True, False]
+    second.hold(rule, 1)  # rank 1 in the compressor's
+    text = str(launch_meter([first, second]).stop())
+    assert text.startswith(
+        "stopped at --max-calls 5 (shared by 2 processes, each stopping at its share): this run made 5 calls, all "
+        "stored in the cache (compressor 4, reader 1); left: reader (fields): 4 calls; compressor (truncate): 1 calls"
+    )
+
+
+def test_a_launch_whose_other_rank_finished_counts_its_calls_too() -> None:
+    limits = SpendingLimits(max_calls=4)
+    rule = SimpleNamespace(role="compressor", fn=object(), name="truncate", spec="truncate")
+    done, stopped = Meter.for_rank(limits, 0, 2), Meter.for_rank(limits, 1, 2)
+    assert done.admit(rule, "a", "x")  # rank 0 had one call to make, and finished
+    assert [stopped.admit(rule, key, "x") for key in "bcd"] == [True, True, False]
+    stopped.hold(rule, 3)
+    assert "this run made 3 calls, all stored in the cache (compressor 3); left: compressor (truncate): 3 calls" in (
+        str(launch_meter([done, stopped]).stop())
+    )

@@ -48,3 +48,12 @@ def test_leaving_without_the_result_ends_the_process() -> None:
         proc = work._proc
         assert proc.is_alive() or proc.exitcode is not None
     assert not proc.is_alive()
+
+
+def test_the_process_apart_ignores_ctrl_c_and_this_one_keeps_its_handler() -> None:
+    before = signal.getsignal(signal.SIGINT)
+    with Aside(signal.getsignal, signal.SIGINT, apart=True) as work:
+        assert work.result() == signal.SIG_IGN  # set before its first instruction: no traceback of an import
+    assert signal.getsignal(signal.SIGINT) is before
+    with Aside(signal.getsignal, signal.SIGINT, apart=False) as work:
+        assert work.result() is before  # here, nothing is changed

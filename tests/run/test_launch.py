@@ -3,6 +3,7 @@ rank does to a real 2-process launch of the `rules` preset (no model, seconds)."
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
@@ -11,13 +12,18 @@ import sys
 import time
 from pathlib import Path
 from subprocess import PIPE
+from types import SimpleNamespace
 
 import pytest
 
 from gacc_hf import errors
 from gacc_hf.cli import main
 from gacc_hf.run import launch
+from gacc_hf.run.cache import text_hash
+from gacc_hf.run.distributed import assign_contexts
 from gacc_hf.run.launch import capped_processes, describe_failure, launch_arguments, strip_option
+from tests.helpers.cli import ROWS, outcome, run_args
+from tests.helpers.teardown import ABORT_IN_NATIVE_TEARDOWN
 
 linux_only = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes from /proc")
 
@@ -179,12 +185,12 @@ def test_a_dead_rank_is_one_line_naming_it_with_its_own_exit_code(tmp_path):
     assert "Traceback" not in err and "ChildFailedError" not in err
 
 
-ABORTS_IN_RANK_1 = """
-import atexit, os
+ABORTS_IN_RANK_1 = f"""
+import os
 from gacc_hf.methods.rules import TruncateCompressor
 
-if os.environ.get("RANK") == "1":  # rank 1 aborts in its teardown, after its part was gathered
-    atexit.register(os.abort)
+if os.environ.get("RANK") == "1":  # rank 1 aborts in its native teardown, after its part was gathered
+    {ABORT_IN_NATIVE_TEARDOWN}
 
 
 class Truncate(TruncateCompressor):
@@ -212,4 +218,60 @@ def test_a_rank_that_refuses_its_input_passes_its_own_exit_code_on(tmp_path):
     proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == errors.BAD_INPUT, proc.stderr[-3000:]
     assert "gacc run: error:" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def _launch(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "gacc_hf", *args, "--num-processes", "2"]
+    return subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+
+
+@linux_only
+def test_a_limited_launch_ends_as_one_with_exit_3_until_done(tmp_path, capsys):
+    # rank 0's contexts are all in the cache, so rank 0 waits at the gather while rank 1 stops at its share:
+    # a rank that left then broke the connection its peer waited on (gloo: "Connection closed by peer", exit 2)
+    owner = assign_contexts([SimpleNamespace(context=r["context"], questions=r["questions"]) for r in ROWS], 2)
+    first = [r for r in ROWS if owner[text_hash(r["context"])] == 0]
+    (tmp_path / "first.jsonl").write_text("".join(json.dumps(r) + "\n" for r in first), encoding="utf-8")
+    prefill = run_args(tmp_path, "--data", str(tmp_path / "first.jsonl"), "--output-dir", str(tmp_path / "prefill"))
+    assert outcome(prefill, capsys)[0] == 0
+    codes, stops = [], []
+    while len(codes) < 6 and (not codes or codes[-1] == 3):
+        proc = _launch(tmp_path, *run_args(tmp_path, "--max-calls", "4"))
+        codes.append(proc.returncode)
+        assert "Connection" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+        stops += [line for line in proc.stderr.splitlines() if line.startswith("gacc run: error:")]
+    # rank 1 has 5 calls to make (a memory, 2 answers, 2 verdicts) and 2 a run: 2 + 2 + 1
+    assert codes == [3, 3, 0]
+    assert len(stops) == 2 and all(
+        line.startswith("gacc run: error: stopped at --max-calls 4 (shared by 2 processes, each stopping at its "
+                        "share): this run made 2 calls") for line in stops
+    )  # fmt: skip
+    assert (tmp_path / "out" / "results.json").is_file()
+
+
+@linux_only
+def test_ctrl_c_to_a_launch_at_work_stops_it_with_one_line_and_no_native_abort(tmp_path):
+    # the terminal's Ctrl-C: SIGINT to gacc's whole process group, which the agent passes on to each rank's;
+    # sent once both ranks have loaded the data (earlier, a rank may be importing: Python's own traceback)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
+    cmd = [sys.executable, "-m", "gacc_hf", "run", "--preset", "rules", "--data", "synthetic:contexts=60",
+           "--num-processes", "2", "--no-progress", "--cache-dir", "cache", "--output-dir", "out"]  # fmt: skip
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as err:
+        proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=PIPE, stderr=err, start_new_session=True)
+        deadline = time.monotonic() + 300
+        while log.read_text().count("gacc: data synthetic") < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(timeout=120)
+    lines = [line for line in log.read_text().splitlines() if not line.startswith("gacc: ")]
+    assert (code, lines) == (
+        128 + signal.SIGINT,
+        [
+            "gacc run: stopped by SIGINT: every rank was stopped; rerun the same command to resume: everything "
+            "stored in the cache is reused"
+        ],
+    )
     assert not (tmp_path / "out").exists()

@@ -1,8 +1,10 @@
-"""A rank of a launch: it ends without teardown once its part is done, and it dies with its launcher."""
+"""A rank of a launch: an interrupt ends it at once and quietly, and it dies with its launcher."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -12,42 +14,59 @@ from pathlib import Path
 import pytest
 
 from gacc_hf.run.rank import Topology, detect
+from tests.helpers.teardown import ABORT_IN_NATIVE_TEARDOWN
 
-# A process that would abort in its teardown (as a joinable C++ thread at static destruction does), with
-# output still in its buffer when it ends.
-ABORTING_TEARDOWN = """
-import atexit, os, sys
-from gacc_hf.run.rank import finish
-atexit.register(os.abort)
-sys.stdout.write("part delivered")
-finish(0)
+INTERRUPTED = """
+import multiprocessing, os, signal, sys, time
+from gacc_hf.run.rank import stop_quietly_on_interrupt
+
+def idle():
+    time.sleep(60)
+
+if __name__ == "__main__":
+    if sys.argv[1] == "quiet":
+        stop_quietly_on_interrupt()
+    child = multiprocessing.get_context("spawn").Process(target=idle, daemon=True)
+    child.start()
+    print(child.pid)
+    sys.stdout.write("part of the output")  # still in the buffer when the signal comes
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(60)
 """
 
 
-def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True)
+def _interrupted(tmp_path: Path, how: str) -> tuple[subprocess.CompletedProcess, int]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    script = tmp_path / "interrupted.py"
+    script.write_text(ABORT_IN_NATIVE_TEARDOWN + INTERRUPTED, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), how], env=env, capture_output=True, text=True, timeout=120)
+    return proc, int(proc.stdout.split("\n", 1)[0])
 
 
-def test_a_rank_of_a_launch_ends_without_teardown_and_keeps_its_output():
-    proc = _python(ABORTING_TEARDOWN, {"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"})
-    assert (proc.returncode, proc.stdout) == (0, "part delivered")
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stand-in registers with glibc")
+def test_an_interrupted_rank_ends_at_once_quietly_with_its_output_and_takes_its_children(tmp_path):
+    proc, child = _interrupted(tmp_path, "quiet")
+    assert (proc.returncode, proc.stderr) == (128 + signal.SIGINT, "")
+    assert proc.stdout.endswith("part of the output")
+    assert not Path(f"/proc/{child}").exists() or Path(f"/proc/{child}/stat").read_text().split()[2] == "Z"
 
 
-def test_a_plain_process_ends_with_its_teardown():
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE")}
-    proc = subprocess.run([sys.executable, "-c", ABORTING_TEARDOWN], env=env, capture_output=True, text=True)
-    assert proc.returncode == -6  # the teardown ran (and aborted): nothing is skipped outside a launch
-
-
-def test_malformed_launcher_variables_end_as_a_plain_process():
-    proc = _python("from gacc_hf.run.rank import finish; finish(2)", {"RANK": "x", "WORLD_SIZE": "2"})
-    assert proc.returncode == 2 and proc.stderr == ""
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the stand-in registers with glibc")
+def test_a_process_left_as_python_sets_it_raises_keyboard_interrupt(tmp_path):
+    proc, child = _interrupted(tmp_path, "as-python-sets-it")
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(child, signal.SIGKILL)
+    assert "KeyboardInterrupt" in proc.stderr and proc.returncode != 128 + signal.SIGINT
 
 
 def test_detect_moved_here_is_the_one_distributed_uses():
     from gacc_hf.run import distributed
 
     assert distributed.detect is detect and distributed.Topology is Topology
+
+
+def _python(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, capture_output=True, text=True)
 
 
 BOUND = """
