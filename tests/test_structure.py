@@ -41,6 +41,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "localhost",
         "safe_yaml",
         "exiting",
+        "strict_json",
     ),
     ("text",),  # building block: hygiene, sentences, the matcher
     ("data",),  # stage 1

@@ -212,15 +212,20 @@ class Meter:
         currency = self.limits.prices.currency if self.limits.prices else ""
         return f" {currency}" if currency else ""
 
-    def _share(self) -> str:
-        """The limits, with this rank's share where the run has several processes."""
+    def _share(self, rank: bool = False) -> str:
+        """The limits; with several processes, this rank's share (`rank`) or that each process stops at its
+        share (the meter of a whole launch, `launch_meter`, whose message is the one the user reads)."""
         limits, currency = self.limits, self._currency()
         which = []
         if limits.max_calls is not None:
             which.append(f"--max-calls {limits.max_calls}")
         if limits.max_cost is not None:
             which.append(f"--max-cost {limits.max_cost:g}{currency}")
-        if self.world_size > 1:  # a rank's share, or the meter of a whole launch (`launch_meter`)
+        if self.world_size > 1 and rank:
+            share = [f"{self.max_calls} calls"] if self.max_calls is not None else []
+            share += [f"{self.max_cost:.4g}{currency}"] if self.max_cost is not None else []
+            which[-1] += f" (rank {self.rank} of {self.world_size}, whose share is {' / '.join(share)})"
+        elif self.world_size > 1:
             which[-1] += f" (shared by {self.world_size} processes, each stopping at its share)"
         return " / ".join(which)
 
@@ -233,7 +238,7 @@ class Meter:
         if margin is not None:
             bound += f", reserved at {reserve:.4g}{currency} with its server's margin of {margin.describe()}"
         return (
-            f"{self._share()} is below what one {method.role} call of {method.name!r} needs: {bound}; no run "
+            f"{self._share(rank=True)} is below what one {method.role} call of {method.name!r} needs: {bound}; no run "
             f"under this limit can make it: raise --max-cost to at least {reserve:.4g}{currency}"
             + (" times the number of processes" if self.world_size > 1 else "")
         )

@@ -81,14 +81,22 @@ def test_a_currency_code_or_sign_is_taken(tmp_path: Path, currency: str, kept: s
     assert load_prices(path).currency == kept
 
 
-def test_prices_up_to_the_bound_are_taken_and_a_shared_anchor_is_no_repeated_key(tmp_path: Path) -> None:
-    path = _write(tmp_path, "prices:\n  a: &p {prompt: 1000000000, completion: 0}\n  b: *p\n  本地模型: *p\n")
-    prices = load_prices(path)  # a and b name the same mapping once each: nothing is given twice
-    assert prices.find(["b"]) == prices.find(["本地模型"]) == Price(1e9, 0.0)
+def test_prices_up_to_the_bound_are_taken(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path, "prices:\n  a: {prompt: 1000000000, completion: 0}\n  本地模型: {prompt: 1000000000, completion: 0}\n"
+    )
+    prices = load_prices(path)
+    assert prices.find(["a"]) == prices.find(["本地模型"]) == Price(1e9, 0.0)
     # the largest prices on the largest counts a server may report stay a finite cost: 10^12 tokens at 10^9
     assert Price(1e9, 1e9).cost(10**12, 10**12) == 2e15
     with pytest.raises(ValueError, match="prompt price: inf is over 1e"):
         Price(float("inf"), 0)
+
+
+def test_a_shared_anchor_is_refused_as_every_yaml_alias_is(tmp_path: Path) -> None:
+    path = _write(tmp_path, "prices:\n  a: &p {prompt: 1, completion: 0}\n  b: *p\n")
+    with pytest.raises(ValueError, match=r"line 3: YAML aliases \(\*name\) are not allowed in a prices file"):
+        load_prices(path)
 
 
 def test_a_missing_prices_file_is_refused(tmp_path: Path) -> None:
