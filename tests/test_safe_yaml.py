@@ -17,7 +17,7 @@ from tests.helpers.paths import ROOT
 
 MAIN = ROOT / "docs" / "results" / "main"
 PUBLISH = ["publish", str(MAIN), "--repo-id", "me/embed", "--compressor", "embed", "--dry-run"]
-HUB = ["--dataset-repo", "me/gacc-bench-sample"]
+HUB = ["--dataset-repo", "me/gacc-bench-sample", "--split", "test"]
 
 
 def bomb(top: str) -> str:
