@@ -18,8 +18,8 @@ import pytest
 
 from gacc_hf import errors
 from gacc_hf.cli import main
+from gacc_hf.keys import text_hash
 from gacc_hf.run import launch
-from gacc_hf.run.cache import text_hash
 from gacc_hf.run.distributed import assign_contexts
 from gacc_hf.run.launch import capped_processes, describe_failure, launch_arguments, strip_option
 from tests.helpers.cli import ROWS, outcome, run_args
