@@ -110,6 +110,11 @@ def citation() -> str:
 def pick_compressor(run: RunResults, compressor: str | None) -> str:
     """The compressor a model card is about: the one named, or the run's only method (ceilings are never one)."""
     names = methods(run.answers)
+    if not names:
+        raise CompareError(
+            "the run has compressors: none (only ceilings, upper bounds that are never published); "
+            "publish a run with a compressor"
+        )
     if compressor is None:
         if len(names) != 1:
             raise CompareError(f"the run has compressors {', '.join(names)}; choose one with --compressor")

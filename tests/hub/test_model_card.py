@@ -482,3 +482,11 @@ def test_the_card_states_the_runs_usage_and_with_prices_each_cells_cost(tmp_path
     card = capsys.readouterr().out
     # rules send no prompt: every cell costs 0, and reading a memory never undercuts reading the source
     assert "| own | 0.1 | 0 USD | 0 USD | never |" in card and "cost 0 USD" in card
+
+
+def test_a_ceilings_only_run_says_it_has_no_compressor(tmp_path):
+    real_run(tmp_path / "run", tmp_path / "cache", compressor=(), conditions=("full", "oracle"), contexts=2)
+    for named in (None, "full-context"):
+        with pytest.raises(ValueError) as caught:
+            publish_plan(tmp_path / "run", "me/m", compressor=named)
+        assert str(caught.value).startswith("the run has compressors: none (only ceilings")
