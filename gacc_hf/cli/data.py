@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from gacc_hf import errors
 
@@ -70,7 +71,7 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     from gacc_hf.data.card import DEFAULT_DESCRIPTION, DEFAULT_PRETTY_NAME, SAMPLE_CARD
     from gacc_hf.data.loading import data_files
     from gacc_hf.data.schema import SAMPLE_PATH
-    from gacc_hf.hub.benchmark_yaml import write_eval_yaml
+    from gacc_hf.hub.benchmark_yaml import FRAMEWORK, framework_warning, write_eval_yaml
 
     sample = args.src == "sample"
     paths, _ = data_files(SAMPLE_PATH if sample else args.src, "judge")
@@ -80,7 +81,11 @@ def cmd_data_build(args: argparse.Namespace) -> int:
     for path in write_hub_folder(files, args.out, repo_id=args.repo_id, **card):
         print(path)
     name, about = card.get("pretty_name", DEFAULT_PRETTY_NAME), card.get("description", DEFAULT_DESCRIPTION)
-    print(write_eval_yaml(args.out, name, about, file_languages(files)))
+    path = write_eval_yaml(args.out, name, about, file_languages(files))
+    print(path)
+    warning = framework_warning(FRAMEWORK, str(path))
+    if warning:
+        print(warning, file=sys.stderr)
     return 0
 
 
@@ -96,7 +101,7 @@ def cmd_data_push(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from gacc_hf.data.loading import DataSourceError, check_hub_folder
-    from gacc_hf.hub.benchmark_yaml import EVAL_YAML
+    from gacc_hf.hub.benchmark_yaml import EVAL_YAML, framework_warning, read_eval_yaml
     from gacc_hf.hub.commit import (
         check_repo_id,
         commit,
@@ -124,6 +129,11 @@ def cmd_data_push(args: argparse.Namespace) -> int:
     ]
     if args.no_eval_yaml:
         print(f"(--no-eval-yaml: {EVAL_YAML} is not pushed; the dataset is no Benchmark)")
+    else:  # refused here, in one line, rather than by the Hub at push time
+        where = str(Path(args.path) / EVAL_YAML)
+        warning = framework_warning(read_eval_yaml(Path(where).read_text(encoding="utf-8"), where)[0], where)
+        if warning:
+            print(warning, file=sys.stderr)
     print(describe_plan(args.repo_id, "dataset", built))
     if args.dry_run:  # the text files in full (the card, eval.yaml); the Parquet shards by size above
         texts = [(f"{args.repo_id}:{op.path_in_repo}", operation_text(op)) for op in built]

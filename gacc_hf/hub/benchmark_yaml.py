@@ -6,6 +6,10 @@ metrics are Micro and Macro, the conditions the three a compressor runs under (o
 are upper bounds, never ranked), the ratios `TASK_RATIOS`. Values are fractions in [0, 1], as in `results.json`.
 Every task reads the judge-free `public` config of the evaluation split (`test` when the data has one). The
 same `task_id` names a run's scores when `gacc publish` writes `.eval_results/`, so the two cannot drift.
+
+Read as the Hub's documentation words it: `name`, `description`, `evaluation_framework` and `tasks`, each task
+an `id` with optional `config` (default: the dataset's default config) and `split` (default `test`). The Hub
+refuses a framework its list does not name, so gacc says so before a push rather than after.
 """
 
 from __future__ import annotations
@@ -22,6 +26,39 @@ TASK_METRICS = ("micro", "macro")
 TASK_CONDITIONS = ("own", "none", "cross")
 TASK_RATIOS = (0.1, 0.2, 0.25)
 TASK_CONFIG = "public"
+#: A task's split when its entry names none (the Hub's documentation).
+DEFAULT_SPLIT = "test"
+#: The keys of an eval.yaml and of one task; an `inspect-ai` task also carries Inspect's own keys (field_spec,
+#: solvers, scorers, ...), whose schema is Inspect's, so they are left to the Hub.
+TOP_KEYS = ("name", "description", "evaluation_framework", "tasks")
+TASK_KEYS = ("id", "config", "split")
+INSPECT = "inspect-ai"
+#: The `evaluation_framework` names the Hub accepts, from huggingface.js `packages/tasks/src/eval.ts`
+#: (EVALUATION_FRAMEWORKS, commit 0589d130, read 2026-12-04). That file held 30 names by 2026-08; these are the
+#: ones read here, so a name missing from this tuple may still be accepted by the Hub: hence a warning, never
+#: a refusal. `gacc-hf` is not among them.
+HUB_FRAMEWORKS = (
+    "exgentic",
+    "inspect-ai",
+    "math-arena",
+    "mteb",
+    "olmocr-bench",
+    "harbor",
+    "archipelago",
+    "apex-evals",
+    "screenspot-pro",
+    "swe-bench",
+    "swe-bench-pro",
+    "nemo-evaluator",
+    "yc-bench",
+    "open-asr-leaderboard",
+    "mdpbench",
+    "parsebench",
+    "video-mme-v2",
+    "claw-eval",
+    "wildclawbench",
+)
+FRAMEWORKS_SOURCE = "huggingface.js packages/tasks/src/eval.ts"
 UNIT = "Micro, the share of questions answered correctly, and Macro, the share of goals whose every question is"
 
 
@@ -69,20 +106,47 @@ def write_eval_yaml(folder: str | Path, name: str, description: str, languages: 
     return path
 
 
-def _field(mapping: Mapping[str, Any], key: str, where: str) -> str:
+def framework_warning(framework: str, where: str = EVAL_YAML) -> str | None:
+    """One line when the Hub's framework list (`HUB_FRAMEWORKS`) lacks `framework`, saying how it gets there
+    and what the Hub does until then; None when the name is listed."""
+    if framework in HUB_FRAMEWORKS:
+        return None
+    return (
+        f"warning: {where}: evaluation_framework {framework!r} is not in the Hub's list of framework names "
+        f"({FRAMEWORKS_SOURCE}): until a pull request to huggingface.js adds {framework!r} there, the Hub refuses "
+        f'this eval.yaml at push time ("Invalid input" at evaluation_framework); push the data with '
+        "--no-eval-yaml meanwhile"
+    )
+
+
+def _field(mapping: Mapping[str, Any], key: str, where: str, default: str | None = None) -> str:
+    if key not in mapping and default is not None:
+        return default
     value = mapping.get(key)
     if not isinstance(value, str) or not value.strip():
         raise BenchmarkError(f"{where}: field {key!r} must be a non-empty string, got {value!r}")
     return value
 
 
-def parse_eval_yaml(text: str, where: str = EVAL_YAML) -> dict[str, dict[str, str]]:
-    """The tasks of an `eval.yaml` by id (`{id: {config, split}}`), each required field checked."""
+def _no_unknown(mapping: Mapping[str, Any], keys: Sequence[str], where: str) -> None:
+    unknown = [str(k) for k in mapping if k not in keys]
+    if unknown:
+        raise BenchmarkError(f"{where}: unknown field(s) {', '.join(unknown)}; the spec names {', '.join(keys)}")
+
+
+def read_eval_yaml(
+    text: str, where: str = EVAL_YAML, default_config: str = TASK_CONFIG
+) -> tuple[str, dict[str, dict[str, str]]]:
+    """The framework and the tasks by id (`{id: {config, split}}`) of an `eval.yaml`, checked against the spec:
+    every field it names, none it does not, no task id twice. A task without `config` reads the dataset's
+    default config (`default_config`: `public` in the card `gacc data build` writes), without `split` `test`."""
     doc = load_yaml(text, where, "eval.yaml", BenchmarkError)
     if not isinstance(doc, Mapping):
-        raise BenchmarkError(f"{where}: must be a mapping with name, description and tasks")
+        raise BenchmarkError(f"{where}: must be a mapping with name, description, evaluation_framework and tasks")
+    _no_unknown(doc, TOP_KEYS, where)
     _field(doc, "name", where)
     _field(doc, "description", where)
+    framework = _field(doc, "evaluation_framework", where)
     tasks = doc.get("tasks")
     if not isinstance(tasks, list) or not tasks:
         raise BenchmarkError(f"{where}: field 'tasks' must be a non-empty list")
@@ -90,9 +154,19 @@ def parse_eval_yaml(text: str, where: str = EVAL_YAML) -> dict[str, dict[str, st
     for i, task in enumerate(tasks):
         at = f"{where}: tasks[{i}]"
         if not isinstance(task, Mapping):
-            raise BenchmarkError(f"{at}: must be a mapping with id, config and split")
+            raise BenchmarkError(f"{at}: must be a mapping with an id (config and split optional)")
+        if framework != INSPECT:
+            _no_unknown(task, TASK_KEYS, at)
         tid = _field(task, "id", at)
         if tid in out:
             raise BenchmarkError(f"{at}: task id {tid!r} is declared twice")
-        out[tid] = {"config": _field(task, "config", at), "split": _field(task, "split", at)}
-    return out
+        out[tid] = {
+            "config": _field(task, "config", at, default_config),
+            "split": _field(task, "split", at, DEFAULT_SPLIT),
+        }
+    return framework, out
+
+
+def parse_eval_yaml(text: str, where: str = EVAL_YAML) -> dict[str, dict[str, str]]:
+    """The tasks of an `eval.yaml` by id (`{id: {config, split}}`), the spec's defaults applied."""
+    return read_eval_yaml(text, where)[1]

@@ -52,3 +52,37 @@ def test_a_repo_id_the_hub_would_refuse_is_refused_in_a_dry_run(capsys):
     assert out == "" and "repo id 'my bench': not a Hub repo id (Repo id must use alphanumeric chars" in err
     assert main(["data", "push", str(SHIPPED_FOLDER), "bench", "--dry-run"]) == 2
     assert "repo id 'bench': a dataset is named OWNER/NAME" in capsys.readouterr().err
+
+
+def _framework(folder, name):
+    path = folder / "eval.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("framework: gacc-hf", f"framework: {name}"), encoding="utf-8"
+    )
+    return path
+
+
+def test_a_framework_the_hub_does_not_list_is_said_in_one_line_before_the_push(tmp_path, capsys):
+    folder = _built(tmp_path)
+    assert main(["data", "push", str(folder), "me/bench", "--dry-run"]) == 0
+    warning = capsys.readouterr().err.strip().splitlines()
+    assert len(warning) == 1 and warning[0].startswith(
+        f"warning: {folder / 'eval.yaml'}: evaluation_framework 'gacc-hf' is not in the Hub's list of framework names"
+    )
+    assert "a pull request to huggingface.js adds 'gacc-hf'" in warning[0] and "--no-eval-yaml" in warning[0]
+    _framework(folder, "inspect-ai")  # a listed name: quiet
+    assert main(["data", "push", str(folder), "me/bench", "--dry-run"]) == 0
+    assert capsys.readouterr().err == ""
+    assert main(["data", "push", str(folder), "me/bench", "--dry-run", "--no-eval-yaml"]) == 0
+    assert capsys.readouterr().err == ""  # not pushed, so not read
+
+
+def test_a_malformed_eval_yaml_is_refused_by_push_naming_the_file_and_field(tmp_path, capsys):
+    folder = _built(tmp_path)
+    path = _framework(folder, "gacc-hf\nlicense: mit")
+    assert main(["data", "push", str(folder), "me/bench", "--dry-run"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip().splitlines() == [
+        f"gacc data: error: {path}: unknown field(s) license; the spec names name, description, "
+        "evaluation_framework, tasks"
+    ]
