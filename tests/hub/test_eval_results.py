@@ -120,3 +120,10 @@ def test_no_existing_file_gives_ours_and_a_broken_one_is_named():
         merge_entries("a: 1\n", [_ours("t", 1)], ".eval_results/gacc-bench.yaml in the model repo")
     with pytest.raises(PublishError, match=r"f: not valid YAML \(line 1"):
         merge_entries("- [", [_ours("t", 1)], "f")
+
+
+def test_a_benchmark_of_task_ids_alone_ranks_the_default_config_on_split_test():
+    bare = "name: B\ndescription: About.\nevaluation_framework: gacc-hf\ntasks:\n- id: micro-own-r0.2\n"
+    check_tasks({"micro-own-r0.2": None}, bare, "me/bench", "test")  # quiet: the spec's defaults, public and test
+    with pytest.raises(PublishError, match=r"me/bench:eval\.yaml ranks its tasks on split test"):
+        check_tasks({"micro-own-r0.2": None}, bare, "me/bench", "dev")
