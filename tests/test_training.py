@@ -104,3 +104,29 @@ def test_one_cell_without_bounds_has_no_retention(data):
         "gacc/micro", "gacc/macro", "gacc/evidence_micro", "gacc/evidence_macro", "gacc/n_errors",
         "gacc/budget_violations", "gacc/count_errors", "gacc/exposures",
     }  # fmt: skip
+
+
+def test_without_attach_the_metrics_and_the_log_history_still_get_the_values(t5, data, tmp_path):
+    model, tokenizer = t5
+    trainer = _trainer(model, tokenizer, data, tmp_path, steps=1)
+    trainer.add_callback(gacc_hf.GaccCallback(data, **READ, tokenizer=tokenizer, max_new_tokens=4))
+    metrics = trainer.evaluate()
+    logged = [e for e in trainer.state.log_history if "gacc/micro" in e]
+    assert len(logged) == 1 and logged[0]["gacc/micro"] == metrics["gacc/micro"] and logged[0]["step"] == 0
+
+
+def test_a_causal_model_writes_only_its_new_tokens_capped_at_l(tmp_path):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tests.helpers.models import save_tiny_chat_model
+
+    folder = save_tiny_chat_model(tmp_path / "llama")
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    capped = gacc_hf.compressor_from_model(model, tokenizer, max_new_tokens=6)
+    by_budget = gacc_hf.compressor_from_model(model, tokenizer)
+    for goal in ("plan the budget", "预算计划"):
+        longer = capped(gacc_hf.CompressorInput(context="alpha beta gamma. 甲乙丙。", goal=goal, token_budget=50))
+        shorter = by_budget(gacc_hf.CompressorInput(context="alpha beta gamma. 甲乙丙。", goal=goal, token_budget=2))
+        assert "Goal:" not in longer and goal not in longer  # the prompt is not echoed
+        # greedy decoding: 2 new tokens (L = 2) are the start of the 6 that max_new_tokens allows
+        assert longer.startswith(shorter) and len(shorter) < len(longer)
