@@ -23,14 +23,14 @@ def t5(data):
     return tiny_t5([r["context"] for r in data] + [r["goal"] for r in data] + [DEFAULT_PROMPT])
 
 
-def _trainer(model, tokenizer, data, tmp_path, steps):
+def _trainer(model, tokenizer, data, tmp_path, steps, **extra):
     rows = [dict(tokenizer(r["goal"], text_target=" ".join(r["context"].split()[:6]))) for r in data]
     args = TrainingArguments(
         output_dir=str(tmp_path / "out"), max_steps=steps, per_device_train_batch_size=2, report_to="none",
         learning_rate=0.05, use_cpu=True, save_strategy="no", logging_strategy="no",
     )  # fmt: skip
     collator = DataCollatorForSeq2Seq(tokenizer, model=model)
-    return Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2], data_collator=collator)
+    return Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2], data_collator=collator, **extra)
 
 
 def test_the_logged_values_equal_a_separate_run_and_unchanged_weights_make_no_calls(t5, data, tmp_path):
@@ -130,3 +130,14 @@ def test_a_causal_model_writes_only_its_new_tokens_capped_at_l(tmp_path):
         assert "Goal:" not in longer and goal not in longer  # the prompt is not echoed
         # greedy decoding: 2 new tokens (L = 2) are the start of the 6 that max_new_tokens allows
         assert longer.startswith(shorter) and len(shorter) < len(longer)
+
+
+def test_the_tokenizer_comes_from_the_trainer_and_its_absence_is_one_line(t5, data, tmp_path):
+    model, tokenizer = t5
+    trainer = _trainer(model, tokenizer, data, tmp_path, steps=1)
+    gacc_hf.GaccCallback(data, **READ, max_new_tokens=4).attach(trainer)
+    with pytest.raises(ValueError, match=r"^GaccCallback: no tokenizer; pass tokenizer= or give the Trainer a proc"):
+        trainer.evaluate()
+    given = _trainer(model, tokenizer, data, tmp_path, steps=1, processing_class=tokenizer)
+    gacc_hf.GaccCallback(data, **READ, max_new_tokens=4).attach(given)
+    assert "gacc/micro" in given.evaluate()

@@ -47,7 +47,7 @@ class ModelCompressor:
         self.model.eval()
         try:
             with torch.no_grad():
-                out = self.model.generate(**inputs, max_new_tokens=max(cap, 1), do_sample=False)
+                out = self.model.generate(**inputs, max_new_tokens=cap, do_sample=False)
         finally:
             self.model.train(was_training)
         new = out[0] if self.model.config.is_encoder_decoder else out[0, inputs["input_ids"].shape[1] :]
