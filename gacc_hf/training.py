@@ -54,19 +54,23 @@ class GaccCallback(TrainerCallback):
         self.last_result: Any = None
 
     def attach(self, trainer: Any) -> GaccCallback:
-        """Add this callback to `trainer` and log through it; returns the callback."""
+        """Add this callback to `trainer` and log through it; returns the callback. A model that cannot
+        generate, or no tokenizer, is refused here, before any training."""
+        self._build(trainer.model, trainer.processing_class)
         trainer.add_callback(self)
         self.trainer = trainer
         return self
 
+    def _build(self, model: Any, processing_class: Any) -> None:
+        tokenizer = self.tokenizer if self.tokenizer is not None else processing_class
+        if tokenizer is None:
+            raise ValueError("GaccCallback: no tokenizer; pass tokenizer= or give the Trainer a processing_class")
+        self.compressor = compressor_from_model(model, tokenizer, self.prompt, max_new_tokens=self.max_new_tokens)
+
     def on_evaluate(self, args: Any, state: Any, control: Any, metrics: dict | None = None, **kwargs: Any) -> None:
+        """Score the model at this step and add the `gacc/...` values to `metrics` and the Trainer's log."""
         if self.compressor is None:
-            tokenizer = self.tokenizer or kwargs.get("processing_class")
-            if tokenizer is None:
-                raise ValueError("GaccCallback: no tokenizer; pass tokenizer= or give the Trainer a processing_class")
-            self.compressor = compressor_from_model(
-                kwargs["model"], tokenizer, self.prompt, max_new_tokens=self.max_new_tokens
-            )
+            self._build(kwargs["model"], kwargs.get("processing_class"))
         self.compressor.step = state.global_step
         options = {"progress": False, **self.run_options}
         self.last_result = run_benchmark(

@@ -67,13 +67,17 @@ def test_the_revision_follows_the_weights_and_the_step(t5, data, tmp_path):
     assert after.revision.startswith("step-0-") and after.revision != before  # one step changed the weights
 
 
-def test_a_model_that_cannot_generate_is_refused_in_one_line(t5):
+def test_a_model_that_cannot_generate_is_refused_in_one_line(t5, tmp_path):
     _, tokenizer = t5
     encoder = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                    intermediate_size=32))  # fmt: skip
     with pytest.raises(ValueError, match=r"^compressor_from_model: BertModel cannot generate text; give a causal") as e:
         gacc_hf.compressor_from_model(encoder, tokenizer)
     assert "\n" not in str(e.value)
+    trainer = Trainer(model=encoder, args=TrainingArguments(output_dir=str(tmp_path), report_to="none"))
+    with pytest.raises(ValueError, match=r"^compressor_from_model: BertModel cannot generate text"):
+        gacc_hf.GaccCallback([], **READ, tokenizer=tokenizer).attach(trainer)
+    assert not any(isinstance(c, gacc_hf.GaccCallback) for c in trainer.callback_handler.callbacks)
 
 
 def test_a_prompt_without_the_goal_or_the_source_is_refused(t5):
@@ -135,8 +139,11 @@ def test_a_causal_model_writes_only_its_new_tokens_capped_at_l(tmp_path):
 def test_the_tokenizer_comes_from_the_trainer_and_its_absence_is_one_line(t5, data, tmp_path):
     model, tokenizer = t5
     trainer = _trainer(model, tokenizer, data, tmp_path, steps=1)
-    gacc_hf.GaccCallback(data, **READ, max_new_tokens=4).attach(trainer)
     with pytest.raises(ValueError, match=r"^GaccCallback: no tokenizer; pass tokenizer= or give the Trainer a proc"):
+        gacc_hf.GaccCallback(data, **READ, max_new_tokens=4).attach(trainer)
+    unbound = gacc_hf.GaccCallback(data, **READ, max_new_tokens=4)
+    trainer.add_callback(unbound)
+    with pytest.raises(ValueError, match=r"^GaccCallback: no tokenizer"):
         trainer.evaluate()
     given = _trainer(model, tokenizer, data, tmp_path, steps=1, processing_class=tokenizer)
     gacc_hf.GaccCallback(data, **READ, max_new_tokens=4).attach(given)
