@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import pytest
-from transformers import BertConfig, BertModel, DataCollatorForSeq2Seq, Trainer, TrainingArguments
+from transformers import BertConfig, BertModel, DataCollatorForSeq2Seq, Trainer, TrainerCallback, TrainingArguments
 
 import gacc_hf
 from gacc_hf.methods.trained import DEFAULT_PROMPT
 from gacc_hf.training import gacc_metrics
 from tests.helpers.models import tiny_t5
+
+
+class Logger(TrainerCallback):
+    """What a logger in `report_to` receives: every `on_log` call's values."""
+
+    def __init__(self) -> None:
+        self.logs: list[dict] = []
+
+    def on_log(self, args, state, control, logs=None, **kwargs):
+        self.logs.append(dict(logs))
+
 
 READ = {"reader": "fields", "judge": "exact", "ratios": (0.2,), "conditions": ("own",)}
 
@@ -36,6 +47,8 @@ def _trainer(model, tokenizer, data, tmp_path, steps, **extra):
 def test_the_logged_values_equal_a_separate_run_and_unchanged_weights_make_no_calls(t5, data, tmp_path):
     model, tokenizer = t5
     trainer = _trainer(model, tokenizer, data, tmp_path, steps=2)
+    logger = Logger()
+    trainer.add_callback(logger)
     callback = gacc_hf.GaccCallback(data, **READ, cache_dir=str(tmp_path / "cache"), tokenizer=tokenizer,
                                     max_new_tokens=8).attach(trainer)  # fmt: skip
     trainer.train()
@@ -54,6 +67,8 @@ def test_the_logged_values_equal_a_separate_run_and_unchanged_weights_make_no_ca
         assert metrics["gacc/budget_violations"] == metrics["gacc/exposures"] == 0
     logged = [entry for entry in trainer.state.log_history if "gacc/micro" in entry]
     assert [(e["step"], e["gacc/micro"]) for e in logged] == [(2, row["micro"])] * 2
+    received = [entry for entry in logger.logs if "gacc/micro" in entry]
+    assert [(e["gacc/micro"], e["gacc/count_errors"]) for e in received] == [(row["micro"], 0)] * 2
 
 
 def test_the_revision_follows_the_weights_and_the_step(t5, data, tmp_path):
