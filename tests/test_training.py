@@ -61,6 +61,7 @@ def test_the_logged_values_equal_a_separate_run_and_unchanged_weights_make_no_ca
     alone = gacc_hf.compressor_from_model(model, tokenizer, max_new_tokens=8, step=trainer.state.global_step)
     separate = gacc_hf.run_benchmark(data, alone, **READ, progress=False)
     row = separate.scores[0]
+    assert row["compressor"] == callback.last_result.scores[0]["compressor"] == "trained:T5ForConditionalGeneration"
     for metrics in (first, second):
         assert metrics["gacc/micro"] == row["micro"] and metrics["gacc/macro"] == row["macro"]
         assert metrics["gacc/evidence_micro"] == row["evidence_micro"]

@@ -22,7 +22,7 @@ class ModelCompressor:
     def __init__(self, model: Any, tokenizer: Any, prompt: str, max_new_tokens: int | None, step: int) -> None:
         self.model, self.tokenizer, self.prompt = model, tokenizer, prompt
         self.max_new_tokens, self.step = max_new_tokens, step
-        self.__name__ = f"model:{type(model).__name__}"
+        self.name = f"trained:{type(model).__name__}"  # its name in score tables, the same at every step
 
     @property
     def revision(self) -> str:
