@@ -83,6 +83,19 @@ def test_the_revision_follows_the_weights_and_the_step(t5, data, tmp_path):
     assert after.revision.startswith("step-0-") and after.revision != before  # one step changed the weights
 
 
+def test_the_revision_follows_the_tokenizer():
+    (model_a, words_a), (model_b, words_b) = tiny_t5(["alpha beta"]), tiny_t5(["gamma delta"])
+    # same seed and size: equal weights, two vocabularies of the same length
+    assert (
+        gacc_hf.compressor_from_model(model_a, words_a).revision
+        == gacc_hf.compressor_from_model(model_b, words_a).revision
+    )
+    assert (
+        gacc_hf.compressor_from_model(model_a, words_a).revision
+        != gacc_hf.compressor_from_model(model_a, words_b).revision
+    )
+
+
 def test_a_model_that_cannot_generate_is_refused_in_one_line(t5, tmp_path):
     _, tokenizer = t5
     encoder = BertModel(BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,

@@ -26,12 +26,12 @@ class ModelCompressor:
 
     @property
     def revision(self) -> str:
-        """`step-<N>-<hash>`: the hash covers every weight, the prompt, the token cap and the tokenizer."""
+        """`step-<N>-<hash>`: the hash covers every weight, the prompt, the token cap and the tokenizer's vocabulary."""
         import torch
 
         h = hashlib.sha256()
         settings = (type(self.model).__name__, self.prompt, self.max_new_tokens, type(self.tokenizer).__name__)
-        h.update(repr((*settings, len(self.tokenizer))).encode())
+        h.update(repr((*settings, sorted(self.tokenizer.get_vocab().items()))).encode())
         for name, tensor in sorted(self.model.state_dict().items()):
             h.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}".encode())
             h.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
