@@ -19,11 +19,13 @@ __all__ = [
     "METRIC_PATH",
     "Codec",
     "CompressorInput",
+    "GaccCallback",
     "JudgeInput",
     "Memory",
     "ReaderInput",
     "TokenizerIdentityError",
     "__version__",
+    "compressor_from_model",
     "fit_to_budget",
     "get_codec",
     "load_sample",
@@ -43,6 +45,14 @@ def __getattr__(name: str):  # lazy: keep `import gacc_hf` free of datasets/eval
         from gacc_hf.data.jsonl import load_sample
 
         return load_sample
+    if name == "compressor_from_model":
+        from gacc_hf.methods.trained import compressor_from_model
+
+        return compressor_from_model
+    if name == "GaccCallback":
+        from gacc_hf.training import GaccCallback
+
+        return GaccCallback
     if name == "METRIC_PATH":
         from gacc_hf.metric import METRIC_PATH
 

@@ -50,7 +50,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("run",),  # stages 2-5
     ("results",),  # stage 7
     ("run.benchmark", "run.distributed", "run.dry_run"),  # the conductors: they call every stage
-    ("hub", "metric"),  # stage 8, and the `gacc` metric for 🤗 Evaluate
+    ("hub", "metric", "training"),  # stage 8, the `gacc` metric for 🤗 Evaluate, the Trainer callback
     ("cli",),
     ("", "__main__"),  # the front doors: the public API and `python -m gacc_hf`
 )
