@@ -149,6 +149,12 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
         help="the benchmark's eval.yaml as a local file, to check the .eval_results task ids against (default: the "
         "dataset repo's; a dry run without it checks none)",
     )
+    p.add_argument(
+        "--only-defined",
+        action="store_true",
+        help="publish in .eval_results/ only the cells the benchmark's eval.yaml defines, listing those skipped "
+        "(without it, a run holding a cell it does not define, such as another ratio, is refused)",
+    )
     p.add_argument("--space", help="also upload the run's results page as this static Space (owner/name)")
     p.add_argument("--pr", action="store_true", help="open the model repo's commit as a pull request (community)")
     p.add_argument("--dry-run", action="store_true", help="print the plan and the short generated files; push nothing")
@@ -200,6 +206,7 @@ def _publish(args: argparse.Namespace) -> int:
         details_repo_id=args.details_repo_id,
         space_id=args.space,
         pr=args.pr,
+        only_defined=args.only_defined,
     )
     card = Path(args.card).read_text(encoding="utf-8") if args.card else None
     if card is not None:

@@ -43,9 +43,11 @@ class RepoPlan:
     operations: list[CommitOperationAdd]
     message: str
     pr: bool = False
+    notes: tuple[str, ...] = ()  # one line each, shown under the plan (what it leaves out, and why)
 
     def describe(self) -> str:
-        return describe_plan(self.repo_id, self.repo_type, self.operations, pr=self.pr)
+        plan = describe_plan(self.repo_id, self.repo_type, self.operations, pr=self.pr)
+        return "\n".join([plan, *(f"  {note}" for note in self.notes)])
 
 
 def check_repo_id(flag: str, repo_id: str, kind: str = "repo") -> None:

@@ -9,7 +9,7 @@ other entry of the file. Entries are checked against the fields the Hub's format
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from huggingface_hub import EvalResultEntry, eval_result_entries_to_yaml
@@ -76,26 +76,34 @@ def run_task_scores(run: RunResults, compressor: str) -> dict[str, tuple[str, st
     }
 
 
-def check_tasks(scores: Mapping[str, Any], eval_yaml: str, dataset_id: str, split: str | None) -> None:
-    """Refuse a score whose task id the benchmark's `eval.yaml` does not define, or defines on another split or on
-    a config other than `public` (the judge-free view of the judge rows a run reads). A run that recorded no
-    split (it read data with one split, a local file) cannot be matched to a ranked split, so it is refused
-    too, saying how to name the split."""
+def check_tasks(
+    scores: Mapping[str, Any], eval_yaml: str, dataset_id: str, split: str | None, only_defined: bool = False
+) -> list[str]:
+    """The task ids of `scores` the benchmark's `eval.yaml` does not define, skipped when `only_defined` (a run
+    may hold cells the benchmark does not rank, such as another ratio) and refused, naming them and
+    `--only-defined`, otherwise. Also refused: a task defined on another split or on a config other than
+    `public` (the judge-free view of the judge rows a run reads), and a run that recorded no split (it read data
+    with one split, a local file), which cannot be matched to a ranked split, saying how to name the split."""
     where = f"{dataset_id}:eval.yaml"
     defined = parse_eval_yaml(eval_yaml, where)
     unknown = [t for t in scores if t not in defined]
-    if unknown:
+    kept = [t for t in scores if t in defined]
+    if unknown and not only_defined:
         raise PublishError(
-            f"{where} does not define task(s) {', '.join(unknown)}; it defines {', '.join(defined)} "
-            "(publish a run at the ratios and conditions the benchmark ranks)"
+            f"{where} does not define task(s) {', '.join(unknown)}; it defines {', '.join(defined)}: pass "
+            "--only-defined to publish the ones it defines, or publish a run at the ratios and conditions it ranks"
         )
-    configs = sorted({defined[t]["config"] for t in scores} - {TASK_CONFIG})
+    if not kept:
+        raise PublishError(
+            f"{where} defines none of the run's task(s) {', '.join(unknown)}; it defines {', '.join(defined)}"
+        )
+    configs = sorted({defined[t]["config"] for t in kept} - {TASK_CONFIG})
     if configs:
         raise PublishError(
             f"{where} ranks its tasks on config {', '.join(configs)}; a gacc run's judge rows match its "
             f"{TASK_CONFIG!r} config only"
         )
-    ranked = sorted({defined[t]["split"] for t in scores})
+    ranked = sorted({defined[t]["split"] for t in kept})
     if split is None:
         raise PublishError(
             f"the run recorded no split (it read data with one split), so it cannot be matched to split "
@@ -105,6 +113,7 @@ def check_tasks(scores: Mapping[str, Any], eval_yaml: str, dataset_id: str, spli
     other = [s for s in ranked if s != split]
     if other:
         raise PublishError(f"the run used split {split!r}; {where} ranks its tasks on split {', '.join(other)}")
+    return unknown
 
 
 def _notes(run: RunResults, compressor: str, metric: str, language: str | None, row: Mapping[str, Any]) -> str:
@@ -133,8 +142,10 @@ def eval_results_entries(
     *,
     dataset_revision: str | None = None,
     source: tuple[str, str] | None = None,
+    skip: Collection[str] = (),
 ) -> list[dict[str, Any]]:
-    """The run's entries, one per task id, as the YAML holds them; `source` is (url, display name)."""
+    """The run's entries, one per task id but those in `skip`, as the YAML holds them; `source` is (url, display
+    name)."""
     url, name = source if source else (None, None)
     entries = [
         EvalResultEntry(
@@ -148,6 +159,7 @@ def eval_results_entries(
             notes=_notes(run, compressor, metric, language, row),
         )
         for tid, (metric, language, row) in run_task_scores(run, compressor).items()
+        if tid not in skip
     ]
     out = eval_result_entries_to_yaml(entries)
     check_entries(out)

@@ -280,15 +280,25 @@ def model_card(
 
 
 def _eval_results_operation(
-    run: RunResults, compressor: str, dataset: DatasetRef, hub: Mapping[str, str | None], source: tuple[str, str] | None
-) -> CommitOperationAdd:
+    run: RunResults,
+    compressor: str,
+    dataset: DatasetRef,
+    hub: Mapping[str, str | None],
+    source: tuple[str, str] | None,
+    only_defined: bool = False,
+) -> tuple[CommitOperationAdd, list[str]]:
     """`.eval_results/gacc-bench.yaml`: the run's entries, checked against the benchmark's `eval.yaml` when
-    `hub` has it, merged into the file the model repo has (`hub["eval_results"]`)."""
+    `hub` has it, merged into the file the model repo has (`hub["eval_results"]`); with the task ids it skipped
+    (`only_defined`: those the `eval.yaml` does not define)."""
+    skipped: list[str] = []
     if hub.get("eval_yaml") is not None:
-        check_tasks(run_task_scores(run, compressor), str(hub["eval_yaml"]), dataset.id, dataset.split)
-    ours = eval_results_entries(run, compressor, dataset.id, dataset_revision=dataset.revision, source=source)
+        scores = run_task_scores(run, compressor)
+        skipped = check_tasks(scores, str(hub["eval_yaml"]), dataset.id, dataset.split, only_defined)
+    ours = eval_results_entries(
+        run, compressor, dataset.id, dataset_revision=dataset.revision, source=source, skip=skipped
+    )
     text = merge_entries(hub.get("eval_results"), ours, f"{EVAL_RESULTS_FILE} in the model repo")
-    return CommitOperationAdd(EVAL_RESULTS_FILE, text.encode("utf-8"))
+    return CommitOperationAdd(EVAL_RESULTS_FILE, text.encode("utf-8")), skipped
 
 
 def publish_plan(
@@ -304,14 +314,17 @@ def publish_plan(
     space_id: str | None = None,
     pr: bool = False,
     hub: Mapping[str, str | None] | None = None,
+    only_defined: bool = False,
 ) -> list[RepoPlan]:
     """The commits publishing a verified run: the model card with `.eval_results/` (data on the Hub only),
     optionally a details dataset and a results Space. `pr` opens the model's commit as a pull request.
 
     `hub` holds what the Hub has: `eval_yaml` (the benchmark's; the run's task ids, split and config are
     checked against it) and `eval_results` (the model repo's current file, merged); `split` names the split of
-    `dataset_repo` a run that recorded none read. Every repo id is checked first. Raises ResultsError for a
-    folder that fails `gacc report`'s checks, PublishError for one that must not be published (see
+    `dataset_repo` a run that recorded none read; `only_defined` leaves out of `.eval_results/` the task ids the
+    `eval.yaml` does not define (the model plan's notes list them) instead of refusing. Every repo id is checked
+    first. Raises ResultsError for a folder that fails `gacc report`'s checks, PublishError for one that must not
+    be published (see
     `check_publishable`, `check_usage`, `dataset_ref`, `check_tasks`).
     """
     check_repo_ids(repo_id, dataset_repo, details_repo_id, space_id)
@@ -324,9 +337,13 @@ def publish_plan(
     ops = [CommitOperationAdd("README.md", card.encode("utf-8"))]
     links = [("datasets", details_repo_id, "GACC-Bench details"), ("spaces", space_id, "GACC-Bench results page")]
     source = next(((f"https://huggingface.co/{kind}/{rid}", label) for kind, rid, label in links if rid), None)
+    notes: tuple[str, ...] = ()
     if dataset.on_hub:
-        ops.append(_eval_results_operation(run, name, dataset, hub or {}, source))
-    plans = [RepoPlan(repo_id, "model", ops, f"Add GACC-Bench results of {name}", pr=pr)]
+        op, skipped = _eval_results_operation(run, name, dataset, hub or {}, source, only_defined)
+        ops.append(op)
+        if skipped:
+            notes = (f"skipped in {EVAL_RESULTS_FILE}, not defined by {dataset.id}'s eval.yaml: {', '.join(skipped)}",)
+    plans = [RepoPlan(repo_id, "model", ops, f"Add GACC-Bench results of {name}", pr=pr, notes=notes)]
     if details_repo_id:
         files = [op for op in folder_operations(run_dir) if op.path_in_repo in DETAIL_FILES]
         readme = CommitOperationAdd("README.md", details_card(details_repo_id, repo_id, dataset).encode("utf-8"))

@@ -127,3 +127,12 @@ def test_a_benchmark_of_task_ids_alone_ranks_the_default_config_on_split_test():
     check_tasks({"micro-own-r0.2": None}, bare, "me/bench", "test")  # quiet: the spec's defaults, public and test
     with pytest.raises(PublishError, match=r"me/bench:eval\.yaml ranks its tasks on split test"):
         check_tasks({"micro-own-r0.2": None}, bare, "me/bench", "dev")
+
+
+def test_only_defined_skips_the_undefined_task_ids_and_refuses_a_run_with_none_defined():
+    scores = {"micro-own-r0.2": None, "micro-own-r0.3": None, "macro-own-r0.3": None}
+    skipped = check_tasks(scores, SAMPLE_YAML, "me/bench", "test", only_defined=True)
+    assert skipped == ["micro-own-r0.3", "macro-own-r0.3"]
+    assert check_tasks({"micro-own-r0.2": None}, SAMPLE_YAML, "me/bench", "test", only_defined=True) == []  # quiet
+    with pytest.raises(PublishError, match=r"defines none of the run's task\(s\) micro-own-r0.3; it defines "):
+        check_tasks({"micro-own-r0.3": None}, SAMPLE_YAML, "me/bench", "test", only_defined=True)

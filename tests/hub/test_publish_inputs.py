@@ -147,3 +147,23 @@ def test_a_file_is_shown_in_full_up_to_the_bound_and_listed_past_it():
         shown_file("o/r:a.md", at + "y")
         == "\n==> o/r:a.md <==\n(20,001 characters, not shown: --dry-run-dir DIR writes it)\n"
     )
+
+
+CURVE = ROOT / "docs" / "results" / "curve"  # truncate at r = 0.1, 0.2 and 0.3; the sample ranks 0.1, 0.2, 0.25
+
+
+def test_a_run_with_cells_the_benchmark_does_not_rank_is_refused_naming_them_and_only_defined(tmp_path, capsys):
+    argv = [str(CURVE), "--compressor", "truncate", "--dataset-repo", "me/gacc-bench-sample", "--split", "test"]
+    argv += ["--eval-yaml", str(SAMPLE_EVAL_YAML), "--dry-run-dir", str(tmp_path / "refused")]
+    assert main(["publish", "--repo-id", "me/m", *argv]) == 2
+    err = capsys.readouterr().err
+    assert "does not define task(s) micro-own-r0.3, macro-own-r0.3; it defines micro-own-r0.1, " in err
+    assert ": pass --only-defined to publish the ones it defines" in err
+    out_dir = tmp_path / "files"
+    assert main(["publish", "--repo-id", "me/m", *argv[:-1], str(out_dir), "--only-defined"]) == 0
+    out = capsys.readouterr().out
+    skipped = "skipped in .eval_results/gacc-bench.yaml, not defined by me/gacc-bench-sample's eval.yaml: "
+    assert f"  {skipped}micro-own-r0.3, macro-own-r0.3\n" in out
+    entries = (out_dir / "models" / "me" / "m" / ".eval_results" / "gacc-bench.yaml").read_text()
+    ids = sorted(line.split("task_id: ")[1] for line in entries.splitlines() if "task_id: " in line)
+    assert ids == ["macro-own-r0.1", "macro-own-r0.2", "micro-own-r0.1", "micro-own-r0.2"]  # 2 metrics x 2 ratios
