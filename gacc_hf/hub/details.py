@@ -24,7 +24,7 @@ def details_card(details_repo_id: str, model_id: str, dataset: DatasetRef) -> st
             "",
             f"Per-question answers and the memory ledger of the GACC-Bench run behind the results on the card of "
             f"[{model_id}](https://huggingface.co/{model_id}), on {dataset.name} (`{dataset.id}`, config "
-            f"`{dataset.config}`, {dataset.split_text()}, rows fingerprint "
+            f"`{dataset.config}`, {dataset.split_text()}, {dataset.view}-view rows fingerprint "
             f"`{dataset.fingerprint}`). Written by gacc-hf.",
             "",
             f"- `answers` ({ANSWERS_FILE}): one row per question per compressor, condition and retention ratio: "

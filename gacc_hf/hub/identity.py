@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gacc_hf.hub.benchmark_yaml import TASK_CONFIG
 from gacc_hf.hub.commit import PublishError
 
 #: Data whose identity is known from its spec alone: never the GACC-Bench release.
@@ -26,12 +27,15 @@ class DatasetRef:
     """The data a run used, as the card names it (model-index `dataset`).
 
     `bundled` is True for the sample and synthetic data: the card then says the scores are not on the
-    GACC-Bench release. `fingerprint` is the sha256 of the judge-view rows the run recorded.
+    GACC-Bench release. `config` is the view a result belongs to, the one the benchmark's `eval.yaml` tasks rank
+    (`public`, the questions without gold); `view` the twin the run read, the same rows with gold for the judge,
+    and `fingerprint` the sha256 of those rows as the run recorded them.
     """
 
     id: str
     name: str
-    config: str = "judge"
+    config: str = TASK_CONFIG
+    view: str = "judge"
     split: str | None = None  # None: the run read data with one split and recorded no name for it
     revision: str | None = None
     fingerprint: str | None = None
@@ -63,7 +67,7 @@ def dataset_ref(config: Mapping[str, Any], dataset_repo: str | None = None, spli
     if split is not None and recorded is not None and split != recorded:
         raise PublishError(f"the run recorded split {recorded!r}, not {split!r}: drop --split")
     common = {
-        "config": str(data.get("view") or "judge"),
+        "view": str(data.get("view") or "judge"),
         "split": recorded or split,
         "fingerprint": data["fingerprint"],
         "revision": data.get("revision"),

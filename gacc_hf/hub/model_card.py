@@ -231,11 +231,10 @@ def template_values(
 
 
 def _is_ours(r: EvalResult, dataset: DatasetRef) -> bool:
-    return r.metric_type in {f"gacc_{m}" for m in METRICS} and (r.dataset_type, r.dataset_config, r.dataset_split) == (
-        dataset.id,
-        dataset.config,
-        dataset.split,
-    )
+    """A GACC entry of this dataset and split; its config the one ranked, or the view the run read (what a card
+    published before the config followed the `eval.yaml` says), so a republish replaces it."""
+    ours = r.metric_type in {f"gacc_{m}" for m in METRICS} and r.dataset_config in (dataset.config, dataset.view)
+    return ours and (r.dataset_type, r.dataset_split) == (dataset.id, dataset.split)
 
 
 def model_card(

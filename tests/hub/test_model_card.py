@@ -3,6 +3,7 @@ and parsed back with huggingface_hub to the results.json values, offline."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shutil
@@ -104,7 +105,7 @@ def test_dry_run_card_parses_back_to_the_results_json_values_and_names_synthetic
     fingerprint = read_folder(run_dir).config["data"]["fingerprint"]
     for r in parsed.values():
         assert r.task_type == TASK_TYPE == "question-answering"
-        assert (r.dataset_type, r.dataset_config, r.dataset_split) == ("gacc-hf-synthetic", "judge", None)
+        assert (r.dataset_type, r.dataset_config, r.dataset_split) == ("gacc-hf-synthetic", "public", None)
         assert r.dataset_name.startswith("gacc-hf synthetic data") and "not the GACC-Bench release" in r.dataset_name
         assert r.metric_args["data_fingerprint"] == fingerprint
     assert "**These scores are not on the GACC-Bench release**" in card_text
@@ -265,6 +266,15 @@ def test_an_existing_card_keeps_its_text_and_other_results(run_dir):
     assert card.data.license == "mit" and card.data.model_name == "mine"
     types = [r.metric_type for r in card.data.eval_results]
     assert types.count("accuracy") == 1 and types.count("gacc_micro") == 9
+
+
+def test_a_card_published_with_the_judge_config_has_its_gacc_entries_replaced_not_doubled(run_dir):
+    run = read_folder(run_dir)
+    dataset = dataset_ref(run.config)
+    older = model_card(run, "goal-lines", "me/m", dataclasses.replace(dataset, config="judge"))
+    assert {r.dataset_config for r in ModelCard(older).data.eval_results} == {"judge"}  # what cards said before
+    types = [r.metric_type for r in ModelCard(model_card(run, "goal-lines", "me/m", dataset, older)).data.eval_results]
+    assert types.count("gacc_micro") == 9  # 3 conditions x 3 ratios, once
 
 
 def test_details_dataset_is_planned_with_its_own_card_marking_the_gold_column(run_dir):

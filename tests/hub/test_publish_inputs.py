@@ -11,8 +11,9 @@ import pytest
 from huggingface_hub import DatasetCard, ModelCard
 
 from gacc_hf.cli import main
-from gacc_hf.hub.benchmark_yaml import eval_yaml
+from gacc_hf.hub.benchmark_yaml import eval_yaml, parse_eval_yaml
 from gacc_hf.hub.model_card import planned_texts, publish_plan
+from gacc_hf.safe_yaml import load_yaml
 from tests.helpers.data import SHIPPED_FOLDER
 from tests.helpers.paths import ROOT
 from tests.helpers.results import real_run
@@ -84,7 +85,7 @@ def test_a_run_on_a_local_file_is_not_matched_to_a_benchmark_ranking_only_valida
     assert _publish(local_run, *hub, "--split", "validation") == 0  # quiet: the split named is the ranked one
     card = ModelCard(capsys.readouterr().out.split("==> me/m:README.md <==\n", 1)[1].split("\n==> ", 1)[0])
     assert {r.dataset_split for r in card.data.eval_results} == {"validation"}
-    assert "config `judge`, split `validation`, rows fingerprint" in card.text
+    assert "config `public`, split `validation`, judge-view rows fingerprint" in card.text
 
 
 def test_split_cannot_contradict_the_recorded_one_nor_name_bundled_data(local_run, run_dir):
@@ -102,7 +103,7 @@ def test_the_details_card_states_the_split_as_it_is(local_run):
     for split, stated in ((None, "its only split (the run recorded no split name)"), ("test", "split `test`")):
         plans = publish_plan(local_run, "me/m", dataset_repo="o/b", split=split, details_repo_id="me/d")
         card = DatasetCard(dict(planned_texts(plans))["me/d:README.md"])
-        assert f"config `judge`, {stated}, rows fingerprint" in card.text
+        assert f"config `public`, {stated}, judge-view rows fingerprint" in card.text
         assert "the only one" not in card.text
 
 
@@ -167,3 +168,16 @@ def test_a_run_with_cells_the_benchmark_does_not_rank_is_refused_naming_them_and
     entries = (out_dir / "models" / "me" / "m" / ".eval_results" / "gacc-bench.yaml").read_text()
     ids = sorted(line.split("task_id: ")[1] for line in entries.splitlines() if "task_id: " in line)
     assert ids == ["macro-own-r0.1", "macro-own-r0.2", "micro-own-r0.1", "micro-own-r0.2"]  # 2 metrics x 2 ratios
+
+
+def test_the_model_index_names_the_config_the_eval_yaml_tasks_rank():
+    hub = {"eval_yaml": SAMPLE_EVAL_YAML.read_text()}
+    plans = publish_plan(MAIN, "me/m", compressor="embed", dataset_repo="me/sample", split="test", hub=hub)
+    texts = dict(planned_texts(plans))
+    tasks = parse_eval_yaml(hub["eval_yaml"])
+    entries = load_yaml(
+        texts["me/m:.eval_results/gacc-bench.yaml"], "eval results", "an .eval_results file", ValueError
+    )
+    ranked = {tasks[e["dataset"]["task_id"]]["config"] for e in entries}
+    assert ranked == {"public"}  # the shipped eval.yaml's tasks
+    assert {r.dataset_config for r in ModelCard(texts["me/m:README.md"]).data.eval_results} == ranked
