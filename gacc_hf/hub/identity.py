@@ -35,12 +35,12 @@ class DatasetRef:
     id: str
     name: str
     config: str = TASK_CONFIG
-    view: str = "judge"
     split: str | None = None  # None: the run read data with one split and recorded no name for it
     revision: str | None = None
     fingerprint: str | None = None
     bundled: bool = False
     on_hub: bool = True  # False: `id` names bundled data, no Hub dataset (no Eval Results can point at it)
+    view: str = "judge"
 
     def split_text(self) -> str:
         """The split as a card states it: its name, or that the run recorded none."""
