@@ -14,6 +14,7 @@ from gacc_hf.cli.dry_run import limits_answer, limits_text, plan_text, print_pla
 from gacc_hf.cost.prices import Price
 from gacc_hf.run.dry_run import Need, RunPlan
 from tests.helpers.cli import outcome, run_args
+from tests.helpers.counted import CountedCall, ServedCall
 from tests.helpers.usage_server import usage_server
 
 
@@ -92,21 +93,6 @@ def test_a_bad_prices_file_is_refused_by_a_dry_run_too(tmp_path: Path, capsys, e
     assert code == errors.BAD_INPUT and len(err.strip().splitlines()) == 1 and str(prices) in err
 
 
-class _Counted:
-    """25 prompt tokens a call, at most 5 generated."""
-
-    def prompt_tokens(self, item: str) -> int:
-        return 25
-
-    def max_tokens(self, item: str) -> int:
-        return 5
-
-
-class _ServedCounted(_Counted):
-    def metered(self, item: str) -> None:
-        raise AssertionError("a dry run sends nothing")
-
-
 def _plan(fn: object) -> RunPlan:
     need = Need("reader", "m", "cl100k_base", price=Price(1_000_000, 2_000_000), served=hasattr(fn, "metered"))
     for _ in range(4):
@@ -117,7 +103,7 @@ def _plan(fn: object) -> RunPlan:
 def test_the_cost_limits_answer_gives_the_largest_reserve_and_the_ratio_servers_may_bill() -> None:
     # 4 calls of 25 prompt tokens at 1 and 5 completion tokens at 2: cost bound 100 + 40 = 140; one served call
     # is reserved at 4 x 25 + 128 = 228 prompt tokens + 10 = 238 until its server reports usage
-    plan = _plan(_ServedCounted())
+    plan = _plan(ServedCall(25, 5))
     answer = limits_answer(plan, argparse.Namespace(max_calls=None, max_cost=300))
     assert answer == {"max_calls": None, "max_cost": 300, "fits": True, "first_reserve": 238, "server_ratio": 2.6}
     assert "fits within --max-cost 300 while its servers bill at most 2.6 x the prompt tokens" in limits_text(
@@ -126,13 +112,13 @@ def test_the_cost_limits_answer_gives_the_largest_reserve_and_the_ratio_servers_
     low = limits_answer(plan, argparse.Namespace(max_calls=None, max_cost=200))
     assert low["fits"] is False and "one call is reserved at 238 USD" in limits_text(plan, low)
     # a method counting its own prompts: one call's reserve is its bound, 25 + 10 = 35, and no ratio
-    local = limits_answer(_plan(_Counted()), argparse.Namespace(max_calls=None, max_cost=140))
+    local = limits_answer(_plan(CountedCall(25, 5)), argparse.Namespace(max_calls=None, max_cost=140))
     assert local == {"max_calls": None, "max_cost": 140, "fits": True, "first_reserve": 35, "server_ratio": None}
-    assert limits_answer(_plan(_Counted()), argparse.Namespace(max_calls=None, max_cost=139))["fits"] is False
+    assert limits_answer(_plan(CountedCall(25, 5)), argparse.Namespace(max_calls=None, max_cost=139))["fits"] is False
 
 
 def test_the_json_plan_is_strict_json(capsys) -> None:
-    plan = _plan(_Counted())
+    plan = _plan(CountedCall(25, 5))
     plan.needs[0].first_reserve = float("inf")  # no prices file can give this: a price is at most 1e9 per million
     with pytest.raises(ValueError, match=r"^the dry run's plan: needs\[0\]\.first_reserve is inf, not a finite"):
         print_plan(plan, argparse.Namespace(format="json", max_calls=None, max_cost=None))

@@ -12,6 +12,7 @@ from gacc_hf.cost.limits import LimitReached, Meter, SpendingLimits, launch_mete
 from gacc_hf.cost.prices import Price, Prices
 from gacc_hf.results.folder import read_folder
 from tests.helpers.cli import outcome, run_args
+from tests.helpers.counted import CountedCall
 from tests.run.test_resume import _comparable
 
 PRICES = Prices({"m": Price(prompt=1_000_000, completion=2_000_000)}, "USD")  # 1 per prompt token, 2 per completion
@@ -49,19 +50,8 @@ def test_each_rank_gets_its_share_and_the_shares_add_up(calls, cost, world, expe
     assert [(m.max_calls, m.max_cost) for m in meters] == expected
 
 
-class _Served:
-    """A method that sends 10 prompt tokens and may generate 5: its bound is 10 x 1 + 5 x 2 = 20."""
-
-    settings = SimpleNamespace(model="m")
-
-    def prompt_tokens(self, item: str) -> int:
-        return 10
-
-    def max_tokens(self, item: str) -> int:
-        return 5
-
-
-METHOD = SimpleNamespace(role="reader", fn=_Served(), name="openai:m", spec="openai:m@http://h/v1")
+# a call of 10 prompt tokens that may generate 5: its bound is 10 x 1 + 5 x 2 = 20
+METHOD = SimpleNamespace(role="reader", fn=CountedCall(10, 5), name="openai:m", spec="openai:m@http://h/v1")
 
 
 def _usage(prompt: int, completion: int) -> dict:

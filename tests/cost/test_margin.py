@@ -15,31 +15,14 @@ from gacc_hf.methods.judges import ExactJudge
 from gacc_hf.methods.rules import FieldsReader
 from gacc_hf.run.benchmark import run_benchmark
 from tests.helpers.cli import ROWS
+from tests.helpers.counted import CountedCall, ServedCall
 
 PRICES = Prices({"m": Price(prompt=1_000_000, completion=2_000_000)}, "USD")  # 1 per prompt token, 2 per completion
 
 
-class _Local:
-    """A method counting its own prompts (a local model): 10 prompt tokens, at most 5 generated: bound 10 + 10 = 20."""
-
-    settings = SimpleNamespace(model="m")
-
-    def prompt_tokens(self, item: str) -> int:
-        return 10
-
-    def max_tokens(self, item: str) -> int:
-        return 5
-
-
-class _Served(_Local):
-    """The same call sent to a server, which reports what it bills (`metered`)."""
-
-    def metered(self, item: str) -> None:
-        raise AssertionError("the meter never calls the method")
-
-
-SERVED = SimpleNamespace(role="reader", fn=_Served(), name="openai:m", spec="openai:m@http://h/v1")
-LOCAL = SimpleNamespace(role="reader", fn=_Local(), name="hf:m", spec="m")
+# 10 prompt tokens a call, at most 5 generated: bound 10 + 10 = 20; served, its server reports what it bills
+SERVED = SimpleNamespace(role="reader", fn=ServedCall(10, 5), name="openai:m", spec="openai:m@http://h/v1")
+LOCAL = SimpleNamespace(role="reader", fn=CountedCall(10, 5), name="hf:m", spec="m")
 
 
 def _server(prompt: int, completion: int) -> dict:
