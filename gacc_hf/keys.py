@@ -23,3 +23,13 @@ def make_key(**parts: str | int | float | bool | None) -> str:
 def text_hash(text: str) -> str:
     """sha256 of a text, the content address used inside keys (memoised: texts repeat across a plan)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def answer_key(question_id: str, answer: str) -> str:
+    """The key a judgement of one answer is filed under: 16 hex digits of sha256 of the question's id and the
+    answer text, joined by a newline.
+
+    Bound to the answer's text rather than to the cell it came from, so a person's label (`right`/`wrong`)
+    follows the same answer across compressors, readers and runs, and an answer edited afterwards no longer
+    matches its label."""
+    return hashlib.sha256(f"{question_id}\n{answer}".encode()).hexdigest()[:16]
