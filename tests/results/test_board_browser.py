@@ -112,6 +112,9 @@ def test_the_pareto_front_is_ringed_and_marked_in_the_table(browser, board):
     assert front == [r for r in ranks if r == "1"] and front
     assert page.locator("#pareto circle[data-front='1']").count() == len(front)
     assert page.locator("#curves polyline").count() == 3  # truncate, goal-lines, the planted one: one line each
+    bounds = sum(s["condition"] in ("full", "closed") for s in board[1])  # a ceiling and a floor a run: 4
+    page.select_option("#f-condition", "own")  # the bounds of the runs shown stay, whatever the condition chosen
+    assert page.locator("#curves line[stroke-dasharray]").count() == bounds == 4
     assert errors == []
 
 

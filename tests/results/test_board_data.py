@@ -151,3 +151,17 @@ def test_memory_tokens_read_are_weighted_by_the_questions_that_read_each_memory(
     ]
     # (10 * 3 + 30 * 1) / 4 = 15; the none cell 7
     assert memory_tokens(ledger) == {("c", "own", 0.2): 15.0, ("c", "none", 0.2): 7.0}
+
+
+def test_the_recorded_board_is_the_board_of_the_recorded_runs():
+    # docs/results/board: every recorded run, on two data sets (the sample; the bilingual sample), grouped
+    from gacc_hf.results.board import read_board, render_board, run_page, run_page_path
+    from tests.helpers.paths import ROOT
+
+    board = ROOT / "docs" / "results" / "board"
+    runs, notes = read_board(board)
+    assert [r.label for r in runs] == ["main", "curve", "baselines", "bilingual"] and notes == []
+    assert render_board(runs) == (board / "index.html").read_text(encoding="utf-8")
+    for run in runs:  # each page as `gacc report` wrote it beside its run
+        assert run_page(run) == (board / run_page_path(run.label)).read_text(encoding="utf-8")
+        assert run_page(run) == (run.path / "report.html").read_text(encoding="utf-8")

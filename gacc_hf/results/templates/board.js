@@ -162,7 +162,9 @@
 
   function drawCurves(shown) {
     const methods = shown.filter((r) => !r.bound && r.micro !== null);
-    const bounds = shown.filter((r) => r.bound && r.micro !== null);
+    // the bounds of every run shown, whatever the condition and ratio chosen: the lines the curves sit between
+    const runs = new Set(methods.map((r) => r.run + "\u0000" + r.reader + "\u0000" + r.judge));
+    const bounds = rows.filter((r) => r.bound && r.micro !== null && runs.has(r.run + "\u0000" + r.reader + "\u0000" + r.judge));
     const series = new Map();
     methods.forEach((r) => {
       const key = [r.run, r.compressor, r.condition, r.reader, r.judge].join(" · ");
@@ -170,8 +172,20 @@
       series.get(key).push(r);
     });
     const ratios = methods.map((r) => r.ratio);
-    const plot = frame($("curves"), ratios.length ? [0, ...ratios] : [0, 1], shown.map((r) => r.micro ?? 0), "retention ratio r", "Micro");
-    Array.from(series.entries()).slice(0, COLORS.length * 3).forEach(([key, points], i) => {
+    const micros = methods.concat(bounds).map((r) => r.micro);
+    const plot = frame($("curves"), ratios.length ? [0, ...ratios] : [0, 1], micros.length ? micros : [1], "retention ratio r", "Micro");
+    const drawn = Array.from(series.entries()).slice(0, COLORS.length * 3);
+    $("curves-legend").replaceChildren(
+      ...drawn.map(([key], i) => {
+        const item = el("li", null);
+        const swatch = el("span");
+        swatch.style.background = color(i);
+        item.append(swatch, document.createTextNode(key));
+        return item;
+      }),
+      ...(series.size > drawn.length ? [el("li", "and " + (series.size - drawn.length) + " more: filter to see them")] : [])
+    );
+    drawn.forEach(([key, points], i) => {
       points.sort((a, b) => a.ratio - b.ratio);
       const path = points.map((p) => plot.sx(p.ratio) + "," + plot.sy(p.micro)).join(" ");
       const line = svg("polyline", { points: path, fill: "none", stroke: color(i), "stroke-width": 1.6 });
