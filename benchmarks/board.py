@@ -49,8 +49,9 @@ def rows(n_questions: int, n_compressors: int, seed: int = 0) -> tuple[list[dict
             base = {"compressor": c, "condition": k, "ratio": r, "context_id": cid, "goal_id": gid, "ceiling": bound}
             n = min(4, n_questions - 4 * g)
             budget = int(r * 2000)
-            memories.append({**base, "budget": budget, "reencoded_tokens": budget - rng.randrange(0, 20) if budget else 0})
-            memories[-1] |= {"n_questions": n, "memory": "kept words", "memory_sha256": f"{g}-{c}-{k}-{r}"}
+            kept = budget - rng.randrange(0, 20) if budget else 0
+            memories.append({**base, "budget": budget, "reencoded_tokens": kept, "n_questions": n})
+            memories[-1] |= {"memory": "kept words", "memory_sha256": f"{g}-{c}-{k}-{r}"}
             for q in range(n):
                 correct, evidence = rng.random() < r * 0.9 + 0.05, rng.random() < r + 0.1
                 row = {**base, "question_id": f"{gid}/q{q}", "language": "en", "answer": "an answer", "error": None}
