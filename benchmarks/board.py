@@ -5,13 +5,14 @@ compressors × 3 ratios × 3 conditions, plus the `full` ceiling and the closed-
 59,156 ledger rows), verdicts and evidence drawn at random and scored with the harness's own scoring (1,000
 bootstrap resamples), the memories a few words each (the board reads the ledger's token counts, not the text).
 The runs share their rows, each under its own compressor names, so they are generated once and written N times.
-Then `gacc board` over them, timed in its two parts (reading and verifying the runs with the board page; each
-run's own page), and the board loaded from file:// in Debian's headless Chromium: time from navigation to the
+Then `gacc board` over them (each run read, verified and its page rendered, on `--jobs` processes; the board
+page), timed whole, and the board loaded from file:// in Debian's headless Chromium: time from navigation to the
 page's ready mark, then one sort (Micro, ascending) and one search (a compressor's name), each timed from the
 event to the table redrawn. Prints one line per figure, with the floor and ratio of each target.
 
     PYTHONPATH=$PWD python benchmarks/board.py                          # 30 runs of the release's size
     PYTHONPATH=$PWD python benchmarks/board.py --runs 4 --questions 300 # a quick try
+    PYTHONPATH=$PWD python benchmarks/board.py --jobs 1                 # one process
 """
 
 from __future__ import annotations
@@ -26,8 +27,7 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from gacc_hf.results.board import BOARD_FILE, render_board, run_page
-from gacc_hf.results.board_data import load_runs
+from gacc_hf.results.board import write_board
 from gacc_hf.results.folder import derived_figures, write_folder
 from gacc_hf.results.layout import RunResults
 
@@ -123,6 +123,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--questions", type=int, default=2571)
     parser.add_argument("--compressors", type=int, default=10)
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)), help="default: the cores usable")
     args = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -130,16 +131,11 @@ def main() -> None:
         paths = write_runs(Path(tmp), args.runs, args.questions, args.compressors)
         print(f"{args.runs} runs of {args.questions} questions written in {time.perf_counter() - start:.1f} s")
         start = time.perf_counter()
-        runs, _ = load_runs(paths)
-        html = render_board(runs)
-        board_s = time.perf_counter() - start
-        start = time.perf_counter()
-        pages = sum(len(run_page(run).encode("utf-8")) for run in runs)
-        pages_s = time.perf_counter() - start
-        out = Path(tmp) / BOARD_FILE
-        out.write_text(html, encoding="utf-8")
-        print(_figure("board: read and verify the runs, render the board", board_s, TARGETS["build"], "s"))
-        print(f"the runs' own pages: {pages_s:.1f} s, {pages / 1e6:.1f} MB ({args.runs} pages)")
+        out, _ = write_board(paths, Path(tmp) / "board", jobs=args.jobs)
+        build = time.perf_counter() - start
+        pages = sum(p.stat().st_size for p in out.parent.glob("runs/*/report.html"))
+        print(_figure(f"gacc board, {args.jobs} process(es)", build, TARGETS["build"], "s"))
+        print(f"the runs' own pages beside it: {pages / 1e6:.1f} MB ({args.runs} pages)")
         print(_figure("index.html", out.stat().st_size / 1e6, TARGETS["size"] / 1e6, "MB"))
         ready, sort, search = in_chromium(out, f"r{args.runs - 1:02d}-method-1 own")
     print(_figure("Chromium, navigation to first render", ready, TARGETS["render"], "s"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def add_board_parser(sub: argparse._SubParsersAction) -> None:
@@ -17,13 +18,29 @@ def add_board_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="take runs on different data, each data set shown as its own group (refused by default)",
     )
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=jobs_default(),
+        help="runs read and verified at once, each in its own process holding one run (default: the cores this "
+        "process may use)",
+    )
     p.set_defaults(func=cmd_board)
+
+
+def jobs_default() -> int:
+    """The cores this process may use (one run verified on each)."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def cmd_board(args: argparse.Namespace) -> int:
     from gacc_hf.results.board import write_board
 
-    path, notes = write_board(args.runs, args.output_dir, args.allow_mixed_data)
+    if args.jobs < 1:
+        raise ValueError(f"--jobs {args.jobs}: runs verified at once must be 1 or more")
+    path, notes = write_board(args.runs, args.output_dir, args.allow_mixed_data, args.jobs)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     print(path)
@@ -57,10 +74,17 @@ def publish_board(args: argparse.Namespace) -> int:
 
 
 def _board_plan(args: argparse.Namespace, api: object | None) -> int:
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="gacc-board-") as stage:  # the pages, until they are pushed
+        return _push_board(args, api, Path(stage))
+
+
+def _push_board(args: argparse.Namespace, api: object | None, stage: Path) -> int:
     from gacc_hf.hub import commit as hub
     from gacc_hf.hub.board_space import board_space_plan
 
-    plan, notes = board_space_plan(args.board, args.space, args.allow_errors)
+    plan, notes = board_space_plan(args.board, args.space, stage, args.allow_errors, jobs_default())
     hub.check_no_secrets([plan])
     for note in notes:
         print(f"note: {note}", file=sys.stderr)

@@ -15,8 +15,9 @@ from huggingface_hub import CommitOperationAdd, SpaceCard, SpaceCardData
 from gacc_hf.hub.commit import PublishError, RepoPlan
 from gacc_hf.hub.model_card import check_publishable
 from gacc_hf.hub.space import check_space_id
-from gacc_hf.results.board import BOARD_FILE, read_board, render_board, run_page, run_page_path, run_setup
+from gacc_hf.results.board import BOARD_FILE, read_board, render_board, run_page_path, run_setup
 from gacc_hf.results.board_data import BoardRun, data_name
+from gacc_hf.results.layout import RunResults
 
 
 def board_card(runs: list[BoardRun]) -> str:
@@ -44,21 +45,24 @@ def _cell(text: str) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;").replace("\n", " ")
 
 
-def board_space_plan(board_dir: str | Path, space_id: str, allow_errors: bool = False) -> tuple[RepoPlan, list[str]]:
+def board_space_plan(
+    board_dir: str | Path, space_id: str, stage: Path, allow_errors: bool = False, jobs: int = 1
+) -> tuple[RepoPlan, list[str]]:
     """The Space's one commit (README.md, index.html, runs/<name>/report.html), and the notes of reading its runs.
 
-    Each run must be publishable as a run's own Space must be (`check_publishable`): integrity counters at 0, the
-    whole dataset, failed calls only with `allow_errors`."""
+    The runs' pages are rendered into `stage`, which must outlive the commit. Each run must be publishable as a
+    run's own Space must be (`check_publishable`): integrity counters at 0, the whole dataset, failed calls only
+    with `allow_errors`."""
     check_space_id(space_id)
-    runs, notes = read_board(board_dir)
+    runs, notes = read_board(board_dir, stage, jobs)
     for run in runs:
         try:
-            check_publishable(run.run, allow_errors)
+            check_publishable(RunResults(run.payload, [], []), allow_errors)
         except PublishError as exc:
             raise PublishError(f"{run.path}: {exc}") from None
     ops = [
         CommitOperationAdd("README.md", board_card(runs).encode("utf-8")),
         CommitOperationAdd(BOARD_FILE, render_board(runs).encode("utf-8")),
-        *(CommitOperationAdd(run_page_path(r.label), run_page(r).encode("utf-8")) for r in runs),
+        *(CommitOperationAdd(run_page_path(r.label), str(stage / run_page_path(r.label))) for r in runs),
     ]
     return RepoPlan(space_id, "space", ops, f"GACC-Bench leaderboard of {len(runs)} run(s)"), notes

@@ -9,6 +9,7 @@ edited). The board's table, filters and plots are drawn by `templates/board.js` 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -18,9 +19,10 @@ from typing import Any
 
 from gacc_hf import strict_json
 from gacc_hf.results.atomic import write_atomic
-from gacc_hf.results.board_data import BoardRun, board_rows, data_groups, data_name, load_runs
+from gacc_hf.results.board_data import BoardRun, board_rows, board_run, data_groups, data_name, load_runs
 from gacc_hf.results.by_language import is_language_png
-from gacc_hf.results.layout import ResultsError
+from gacc_hf.results.folder import verify_folder
+from gacc_hf.results.layout import ResultsError, RunResults
 from gacc_hf.results.outcome_plot import OUTCOMES_PNG
 from gacc_hf.results.page import render_page, script_json
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
@@ -66,34 +68,48 @@ def render_board(runs: Sequence[BoardRun]) -> str:
 
 def run_setup(run: BoardRun) -> str:
     """A run's methods and date in one line: its compressors, reader, judge and UTC end."""
-    cfg = run.run.config
+    cfg = run.config
     names = ", ".join(c["name"] for c in cfg.get("compressors") or [])
     date = str(cfg.get("finished_at") or cfg.get("started_at") or "date not recorded")
     return f"{names}; reader {cfg['reader']['name']}, judge {cfg['judge']['name']}; {date}"
 
 
-def run_page(run: BoardRun) -> str:
+def run_page(run: RunResults, folder: Path) -> str:
     """The run's results page as `gacc report` writes it, from the verified run and the plots its folder has."""
     names = [SCORES_PNG, GAPS_PNG, OUTCOMES_PNG]
-    names += sorted(p.name for p in run.path.iterdir() if is_language_png(p.name))
-    return render_page(run.run, [run.path / n for n in names if (run.path / n).is_file()])
+    names += sorted(p.name for p in folder.iterdir() if is_language_png(p.name))
+    return render_page(run, [folder / n for n in names if (folder / n).is_file()])
+
+
+def with_page(stage: Path, path: Path, label: str) -> BoardRun:
+    """The run verified (`verified`), its page written under `stage` where the bundle holds it: in the process
+    that holds the run, so that only its cells travel back."""
+    run = verify_folder(path)
+    page = stage / run_page_path(label)
+    page.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(page, run_page(run, path).encode("utf-8"))
+    return board_run(path, label, run)
+
+
+def collect(
+    paths: Sequence[str | Path], stage: Path, allow_mixed_data: bool = False, jobs: int = 1
+) -> tuple[list[BoardRun], list[str]]:
+    """`load_runs` with each run's page written under `stage` (`with_page`)."""
+    return load_runs(paths, allow_mixed_data, jobs, functools.partial(with_page, stage))
 
 
 def write_board(
-    paths: Sequence[str | Path], out_dir: str | Path, allow_mixed_data: bool = False
+    paths: Sequence[str | Path], out_dir: str | Path, allow_mixed_data: bool = False, jobs: int = 1
 ) -> tuple[Path, list[str]]:
-    """Verify the runs and write the bundle into `out_dir` (new, empty, or a board written before, replaced
-    whole); returns the board's path and the notes to print."""
+    """Verify the runs (on `jobs` processes) and write the bundle into `out_dir` (new, empty, or a board written
+    before, replaced whole); returns the board's path and the notes to print."""
     out = Path(out_dir)
     check_board_dir(out)
-    runs, notes = load_runs(paths, allow_mixed_data)
     stage = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(stage, ignore_errors=True)
     try:
         stage.mkdir(parents=True)
-        for run in runs:
-            (stage / RUNS_DIR / run.label).mkdir(parents=True)
-            write_atomic(stage / run_page_path(run.label), run_page(run).encode("utf-8"))
+        runs, notes = collect(paths, stage, allow_mixed_data, jobs)
         write_atomic(stage / BOARD_FILE, render_board(runs).encode("utf-8"))
         write_atomic(stage / MANIFEST, _manifest(runs, out, allow_mixed_data))
         if out.exists():
@@ -113,8 +129,9 @@ def _manifest(runs: Sequence[BoardRun], out: Path, allow_mixed_data: bool) -> by
     return strict_json.dumps({"runs": paths, "allow_mixed_data": allow_mixed_data}, MANIFEST, indent=1).encode()
 
 
-def read_board(folder: str | Path) -> tuple[list[BoardRun], list[str]]:
-    """The runs of a board written before, read and verified again from the folders it names."""
+def read_board(folder: str | Path, stage: Path, jobs: int = 1) -> tuple[list[BoardRun], list[str]]:
+    """The runs of a board written before, read and verified again from the folders it names, their pages
+    rendered afresh under `stage`."""
     root = Path(folder)
     if not is_board(root) or not (root / MANIFEST).is_file():
         raise ResultsError(f"{root}: not a board (no {BOARD_FILE} and {MANIFEST} written by `gacc board`)")
@@ -124,7 +141,7 @@ def read_board(folder: str | Path) -> tuple[list[BoardRun], list[str]]:
         allow = bool(manifest["allow_mixed_data"])
     except (ValueError, KeyError, TypeError) as exc:
         raise ResultsError(f"{root / MANIFEST}: not a board manifest ({exc}); run `gacc board` again") from None
-    return load_runs(paths, allow)
+    return collect(paths, stage, allow, jobs)
 
 
 def is_board(folder: Path) -> bool:

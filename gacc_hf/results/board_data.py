@@ -15,9 +15,11 @@ cell beats on both axes (higher Micro, fewer tokens, or less cost or time).
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import re
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,25 +35,48 @@ _SCORES = ("micro", "macro", "evidence_micro")
 
 @dataclass(frozen=True)
 class BoardRun:
-    """One run on the board: the folder given, the name its page is filed under, and its verified contents."""
+    """One run on the board: the folder given, the name its page is filed under, its verified `results.json`
+    document and its cells (`board_rows` ranks them)."""
 
     path: Path
     label: str
-    run: RunResults
+    payload: dict[str, Any]
+    cells: list[dict[str, Any]]
+
+    @property
+    def config(self) -> dict[str, Any]:
+        return self.payload["config"]
 
 
-def load_runs(paths: Sequence[str | Path], allow_mixed_data: bool = False) -> tuple[list[BoardRun], list[str]]:
-    """Read and verify every run, drop a run given twice, check the runs can stand on one board.
+def verified(path: Path, label: str) -> BoardRun:
+    """A run read and verified as `gacc report` verifies it, with its cells."""
+    run = verify_folder(path)
+    return board_run(path, label, run)
+
+
+def board_run(path: Path, label: str, run: RunResults) -> BoardRun:
+    """The board's view of a verified run: its document and its cells (the tables are left behind)."""
+    empty = BoardRun(path, label, run.payload, [])
+    return BoardRun(path, label, run.payload, _run_rows(empty, run))
+
+
+def load_runs(
+    paths: Sequence[str | Path],
+    allow_mixed_data: bool = False,
+    jobs: int = 1,
+    prepare: Callable[[Path, str], BoardRun] = verified,
+) -> tuple[list[BoardRun], list[str]]:
+    """Read and verify every run (`prepare`, on `jobs` processes), drop a run given twice, check the runs can stand
+    on one board.
 
     Returns the runs and the notes to print (a run given twice, named once). Raises ResultsError naming the run
     at fault: no run, a folder that is not a results folder or fails its checks, runs of different protocol
     versions, runs on different data without `allow_mixed_data`."""
     if not paths:
         raise ResultsError("a board needs at least one results folder (gacc board RUN... --output-dir DIR)")
-    runs: list[BoardRun] = []
+    planned: list[tuple[Path, str]] = []
     seen: dict[str, Path] = {}
     notes: list[str] = []
-    labels: set[str] = set()
     for given in paths:
         path = Path(given)
         digest = _identity(path)
@@ -59,9 +84,8 @@ def load_runs(paths: Sequence[str | Path], allow_mixed_data: bool = False) -> tu
             notes.append(f"{path}: the same run as {seen[digest]}; on the board once")
             continue
         seen[digest] = path
-        label = _label(path, labels)
-        labels.add(label)
-        runs.append(BoardRun(path, label, verify_folder(path)))
+        planned.append((path, _label(path, {label for _, label in planned})))
+    runs = _prepared(planned, jobs, prepare)
     _check_protocol(runs)
     groups = data_groups(runs)
     if len(groups) > 1 and not allow_mixed_data:
@@ -71,6 +95,20 @@ def load_runs(paths: Sequence[str | Path], allow_mixed_data: bool = False) -> tu
             "pass --allow-mixed-data to show each data set as its own group"
         )
     return runs, notes
+
+
+def _prepared(planned: list[tuple[Path, str]], jobs: int, prepare: Callable[[Path, str], BoardRun]) -> list[BoardRun]:
+    """`prepare` of each run, in the order given: here, or on up to `jobs` fresh processes (each holds one run)."""
+    if jobs <= 1 or len(planned) <= 1:
+        return [prepare(path, label) for path, label in planned]
+    context = multiprocessing.get_context("spawn")  # no copy of this process's threads (Arrow's pools)
+    with ProcessPoolExecutor(min(jobs, len(planned)), mp_context=context) as pool:
+        futures = [pool.submit(prepare, path, label) for path, label in planned]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
 
 
 def _identity(path: Path) -> str:
@@ -91,7 +129,7 @@ def _label(path: Path, taken: set[str]) -> str:
 
 
 def _check_protocol(runs: Sequence[BoardRun]) -> None:
-    versions = {r.label: r.run.config.get("protocol_version", "unrecorded") for r in runs}
+    versions = {r.label: r.config.get("protocol_version", "unrecorded") for r in runs}
     if len(set(versions.values())) > 1:
         named = "; ".join(f"{r.path}: protocol {versions[r.label]}" for r in runs)
         raise ResultsError(f"the runs follow different protocol versions ({named}); a board ranks one protocol")
@@ -99,13 +137,13 @@ def _check_protocol(runs: Sequence[BoardRun]) -> None:
 
 def data_key(run: BoardRun) -> str:
     """The data group of a run: its rows fingerprint (a run that recorded none is a group of its own)."""
-    data = run.run.config.get("data") or {}
+    data = run.config.get("data") or {}
     return data.get("fingerprint") or f"unrecorded:{run.label}"
 
 
 def data_name(run: BoardRun) -> str:
     """The data of a run as a reader knows it: its name or spec, and its rows fingerprint."""
-    data = run.run.config.get("data") or {}
+    data = run.config.get("data") or {}
     name = data.get("name") or data.get("spec") or "unnamed data"
     return f"{name} ({data.get('fingerprint') or 'no fingerprint recorded'})"
 
@@ -120,14 +158,14 @@ def data_groups(runs: Sequence[BoardRun]) -> dict[str, list[BoardRun]]:
 
 def board_rows(runs: Sequence[BoardRun]) -> list[dict[str, Any]]:
     """One row per scored cell of every run, with its Pareto ranks (see the module)."""
-    rows = [row for run in runs for row in _run_rows(run)]
+    rows = [dict(row) for run in runs for row in run.cells]
     for axis in COST_AXES:
         pareto_ranks(rows, axis)
     return rows
 
 
-def _run_rows(board_run: BoardRun) -> list[dict[str, Any]]:
-    run, cfg = board_run.run, board_run.run.config
+def _run_rows(board_run: BoardRun, run: RunResults) -> list[dict[str, Any]]:
+    cfg = run.config
     revisions = {c["name"]: c.get("revision") for c in cfg.get("compressors") or []}
     tokens = memory_tokens(run.memories)
     seconds = _compressor_seconds(run)

@@ -31,9 +31,15 @@ def board(runs, tmp_path) -> Path:
     return write_board(runs, tmp_path / "board")[0].parent
 
 
-def test_the_readme_names_every_run_and_its_data(board, runs):
-    plan, notes = board_space_plan(board, "me/board")
-    files = {op.path_in_repo: op.path_or_fileobj for op in plan.operations}
+def _files(plan) -> dict[str, bytes]:
+    """Each file of the plan and its bytes (generated, or rendered to a file)."""
+    data = {op.path_in_repo: op.path_or_fileobj for op in plan.operations}
+    return {k: v if isinstance(v, bytes) else Path(v).read_bytes() for k, v in data.items()}
+
+
+def test_the_readme_names_every_run_and_its_data(board, runs, tmp_path):
+    plan, notes = board_space_plan(board, "me/board", tmp_path / "stage")
+    files = _files(plan)
     assert list(files) == ["README.md", "index.html", "runs/first/report.html", "runs/second/report.html"]
     card = SpaceCard(files["README.md"].decode("utf-8"))
     assert (card.data.sdk, card.data.app_file) == ("static", "index.html")
@@ -44,11 +50,11 @@ def test_the_readme_names_every_run_and_its_data(board, runs):
     assert (plan.repo_id, plan.repo_type, notes) == ("me/board", "space", [])
 
 
-def test_pages_edited_by_hand_never_reach_the_space(board):
-    before = {op.path_in_repo: op.path_or_fileobj for op in board_space_plan(board, "me/board")[0].operations}
+def test_pages_edited_by_hand_never_reach_the_space(board, tmp_path):
+    before = _files(board_space_plan(board, "me/board", tmp_path / "before")[0])
     for page in (board / "index.html", board / "runs" / "first" / "report.html"):
         page.write_text(page.read_text() + "<p>Edited by hand: 0.99 on everything.</p>")
-    after = {op.path_in_repo: op.path_or_fileobj for op in board_space_plan(board, "me/board")[0].operations}
+    after = _files(board_space_plan(board, "me/board", tmp_path / "after")[0])
     assert after == before and b"Edited by hand" not in b"".join(after.values())
     assert before["index.html"] != (board / "index.html").read_bytes()
 
@@ -60,12 +66,12 @@ def test_a_run_that_breaks_the_protocol_is_refused_by_name(runs, tmp_path):
     (broken / "results.json").write_text(json.dumps(payload))
     folder = write_board([runs[0], broken], tmp_path / "board")[0].parent  # a local board shows it
     with pytest.raises(PublishError, match=r"broken: integrity counters are not 0 \(budget_violations = 1\)"):
-        board_space_plan(folder, "me/board")
+        board_space_plan(folder, "me/board", tmp_path / "stage")
 
 
 def test_a_folder_that_is_not_a_board_is_refused(runs, tmp_path):
     with pytest.raises(ResultsError, match=r"not a board \(no index.html and board.json"):
-        board_space_plan(runs[0], "me/board")
+        board_space_plan(runs[0], "me/board", tmp_path / "stage")
 
 
 def test_the_board_folder_holds_a_board_or_nothing(runs, tmp_path):

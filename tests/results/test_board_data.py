@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gacc_hf.data.synthetic import synthetic_rows
+from gacc_hf.results.board import write_board
 from gacc_hf.results.board_data import board_rows, load_runs, memory_tokens, pareto_ranks
 from gacc_hf.results.folder import write_results
 from gacc_hf.results.layout import ResultsError
@@ -153,15 +154,29 @@ def test_memory_tokens_read_are_weighted_by_the_questions_that_read_each_memory(
     assert memory_tokens(ledger) == {("c", "own", 0.2): 15.0, ("c", "none", 0.2): 7.0}
 
 
-def test_the_recorded_board_is_the_board_of_the_recorded_runs():
+def test_the_recorded_board_is_the_board_of_the_recorded_runs(tmp_path):
     # docs/results/board: every recorded run, on two data sets (the sample; the bilingual sample), grouped
-    from gacc_hf.results.board import read_board, render_board, run_page, run_page_path
+    from gacc_hf.results.board import read_board, render_board, run_page_path
     from tests.helpers.paths import ROOT
 
     board = ROOT / "docs" / "results" / "board"
-    runs, notes = read_board(board)
+    runs, notes = read_board(board, tmp_path)
     assert [r.label for r in runs] == ["main", "curve", "baselines", "bilingual"] and notes == []
     assert render_board(runs) == (board / "index.html").read_text(encoding="utf-8")
     for run in runs:  # each page as `gacc report` wrote it beside its run
-        assert run_page(run) == (board / run_page_path(run.label)).read_text(encoding="utf-8")
-        assert run_page(run) == (run.path / "report.html").read_text(encoding="utf-8")
+        page = (tmp_path / run_page_path(run.label)).read_bytes()
+        assert page == (board / run_page_path(run.label)).read_bytes() == (run.path / "report.html").read_bytes()
+
+
+def test_runs_verified_on_several_processes_give_the_same_board(runs, tmp_path):
+    one = write_board([runs["a"], runs["b"]], tmp_path / "one")[0]
+    two = write_board([runs["a"], runs["b"]], tmp_path / "two", jobs=2)[0]
+    assert sorted(p.relative_to(tmp_path / "one") for p in (tmp_path / "one").rglob("*.*")) == sorted(
+        p.relative_to(tmp_path / "two") for p in (tmp_path / "two").rglob("*.*")
+    )
+    for page in ("index.html", "runs/a/report.html", "runs/b/report.html"):
+        assert (one.parent / page).read_bytes() == (two.parent / page).read_bytes()
+    with pytest.raises(ResultsError, match=r"notes/results.json: no schema_version"):  # from a process, as is
+        (tmp_path / "notes").mkdir()
+        (tmp_path / "notes" / "results.json").write_text("{}")
+        write_board([runs["a"], tmp_path / "notes"], tmp_path / "three", jobs=2)
