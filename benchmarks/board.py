@@ -137,10 +137,12 @@ def main() -> None:
         print(_figure(f"gacc board, {args.jobs} process(es)", build, TARGETS["build"], "s"))
         print(f"the runs' own pages beside it: {pages / 1e6:.1f} MB ({args.runs} pages)")
         print(_figure("index.html", out.stat().st_size / 1e6, TARGETS["size"] / 1e6, "MB"))
-        ready, sort, search = in_chromium(out, f"r{args.runs - 1:02d}-method-1 own")
-    print(_figure("Chromium, navigation to first render", ready, TARGETS["render"], "s"))
-    print(_figure("Chromium, a sort (Micro)", sort, TARGETS["event"], "s"))
-    print(_figure("Chromium, a search", search, TARGETS["event"], "s"))
+        tries = [in_chromium(out, f"r{args.runs - 1:02d}-method-1 own") for _ in range(3)]
+    for name, i, target in (("navigation to first render", 0, "render"), ("a sort (Micro)", 1, "event")):
+        figures = ", ".join(f"{t[i]:.2f}" for t in tries)
+        print(_figure(f"Chromium, {name} (best of {figures})", min(t[i] for t in tries), TARGETS[target], "s"))
+    figures = ", ".join(f"{t[2]:.2f}" for t in tries)
+    print(_figure(f"Chromium, a search (best of {figures})", min(t[2] for t in tries), TARGETS["event"], "s"))
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 

@@ -92,6 +92,8 @@ def test_gacc_board_prints_the_page_and_refuses_bad_input_in_one_line(runs, tmp_
     code, out, err = outcome(["board", "--output-dir", str(tmp_path / "c")], capsys)
     assert code == 2 and err.count("\n") == 1 and "a board needs at least one results folder" in err
     assert not (tmp_path / "c").exists()
+    code, out, err = outcome(["board", str(runs[0]), "--jobs", "0", "--output-dir", str(tmp_path / "c")], capsys)
+    assert (code, out) == (2, "") and "--jobs 0: runs verified at once must be 1 or more" in err
 
 
 def test_a_dry_run_prints_the_plan_and_the_readme_and_writes_the_files(board, tmp_path, capsys):

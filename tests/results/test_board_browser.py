@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
-from gacc_hf.results.board import write_board
+from gacc_hf.results.board import render_board, write_board
+from gacc_hf.results.board_data import load_runs
 from tests.results.test_board_data import write_run
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -123,4 +124,17 @@ def test_a_script_in_a_compressor_name_stays_text(browser, board):
     assert any(PLANTED in t for t in _column(page, "compressor"))
     assert page.evaluate("document.body.dataset.pwned") is None and page.title() != "pwned"
     assert page.locator("#board-body script, #board-body img").count() == 0
+    assert errors == []
+
+
+def test_a_long_table_lists_its_first_500_rows_until_asked_for_all(browser, board, tmp_path):
+    page, _ = _open(browser, board[0])
+    assert page.locator("#more").is_hidden()  # 9 cells: all listed
+    (run,) = load_runs([board[0].parent.parent / "a"])[0]
+    cells = [{**run.cells[-1], "ratio": i / 1000} for i in range(600)]  # 600 cells of one run, ratios apart
+    (tmp_path / "index.html").write_text(render_board([type(run)(run.path, "a", run.payload, cells)]))
+    page, errors = _open(browser, tmp_path / "index.html")
+    assert (int(page.inner_text("#total")), page.locator("#board-body tr").count()) == (600, 500)
+    page.click("#more")
+    assert page.locator("#board-body tr").count() == 600 and page.locator("#more").is_hidden()
     assert errors == []

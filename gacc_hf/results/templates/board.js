@@ -30,6 +30,9 @@
     ["questions", "questions", (r) => String(r.questions ?? "")],
     ["date", "date", (r) => r.date],
   ];
+  const collator = new Intl.Collator();
+  const FIRST = 500; // rows listed before "list all": a sort or a search redraws at most these
+  let whole = false;
   let sortKey = "micro";
   let sortDir = "desc";
 
@@ -68,6 +71,10 @@
     $("axis").replaceChildren(...Object.keys(AXES).map((k) => option(k, AXES[k])));
     $("axis").addEventListener("change", update);
     $("search").addEventListener("input", update);
+    $("more").addEventListener("click", () => {
+      whole = true;
+      drawTable(shownRows());
+    });
   }
 
   function searchText(r) {
@@ -93,7 +100,7 @@
     const [x, y] = [a[sortKey], b[sortKey]];
     const missing = (v) => v === null || v === undefined || v === "";
     if (missing(x) || missing(y)) return missing(x) - missing(y); // empty cells last, either way
-    const order = typeof x === "number" ? x - y : String(x).localeCompare(String(y));
+    const order = typeof x === "number" ? x - y : collator.compare(String(x), String(y));
     return sortDir === "asc" ? order : -order;
   }
 
@@ -107,31 +114,36 @@
           sortDir = key === sortKey && sortDir === "desc" ? "asc" : "desc";
           sortKey = key;
           drawHead();
-          update();
+          drawTable(shownRows()); // the same cells: the plots stay
         });
         return th;
       })
     );
   }
 
+  function tableRow(r) {
+    const tr = el("tr", null, r.bound ? "bound" : "");
+    COLUMNS.forEach(([key, , text]) => {
+      const td = el("td", null, key === "pareto_tokens" && r.pareto_tokens === 1 ? "front" : "");
+      if (key === "run") {
+        const a = el("a", text(r));
+        a.href = data.pages[r.run];
+        td.appendChild(a);
+      } else td.textContent = text(r);
+      tr.appendChild(td);
+    });
+    tr.dataset.run = r.run;
+    return tr;
+  }
+
   function drawTable(shown) {
     const sorted = shown.slice().sort(compare);
-    $("board-body").replaceChildren(
-      ...sorted.map((r) => {
-        const tr = el("tr", null, r.bound ? "bound" : "");
-        COLUMNS.forEach(([key, , text]) => {
-          const td = el("td", null, key === "pareto_tokens" && r.pareto_tokens === 1 ? "front" : "");
-          if (key === "run") {
-            const a = el("a", text(r));
-            a.href = data.pages[r.run];
-            td.appendChild(a);
-          } else td.textContent = text(r);
-          tr.appendChild(td);
-        });
-        tr.dataset.run = r.run;
-        return tr;
-      })
-    );
+    const body = document.createDocumentFragment();
+    const listed = whole ? sorted : sorted.slice(0, FIRST);
+    listed.forEach((r) => body.appendChild(r._tr || (r._tr = tableRow(r)))); // each row built once, then moved
+    $("board-body").replaceChildren(body);
+    $("more").hidden = listed.length === sorted.length;
+    $("more").textContent = "list all " + sorted.length + " cells (the first " + FIRST + " are listed)";
     $("shown").textContent = String(shown.length);
     $("total").textContent = String(rows.length);
   }
