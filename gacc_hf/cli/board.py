@@ -21,18 +21,11 @@ def add_board_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--jobs",
         type=int,
-        default=jobs_default(),
-        help="runs read and verified at once, each in its own process holding one run (default: the cores this "
-        "process may use)",
+        default=1,
+        help="runs read and verified at once, each in a process of its own holding one run (default 1: starting a "
+        "process costs seconds, worth it for runs of the release's size)",
     )
     p.set_defaults(func=cmd_board)
-
-
-def jobs_default() -> int:
-    """The cores this process may use (one run verified on each)."""
-    import os
-
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def cmd_board(args: argparse.Namespace) -> int:
@@ -84,7 +77,7 @@ def _push_board(args: argparse.Namespace, api: object | None, stage: Path) -> in
     from gacc_hf.hub import commit as hub
     from gacc_hf.hub.board_space import board_space_plan
 
-    plan, notes = board_space_plan(args.board, args.space, stage, args.allow_errors, jobs_default())
+    plan, notes = board_space_plan(args.board, args.space, stage, args.allow_errors)
     hub.check_no_secrets([plan])
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
