@@ -233,12 +233,13 @@ def memory_tokens(memories: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str,
 
 
 def _compressor_seconds(run: RunResults) -> dict[str, float]:
-    """Seconds inside each compressor per question of its rows, where the run recorded time per method."""
+    """Seconds inside each compressor per question it served (a question of a condition and ratio, counted once
+    whatever the readers and judges of its rows), where the run recorded time per method."""
     recorded = ((run.payload.get("method_seconds") or {}).get("compressor")) or {}
-    rows: dict[str, int] = defaultdict(int)
+    served: dict[str, set] = defaultdict(set)
     for a in run.answers:
-        rows[a["compressor"]] += 1
-    return {name: round(s / rows[name], 6) for name, s in recorded.items() if rows.get(name) and s}
+        served[a["compressor"]].add((a["question_id"], a["condition"], a["ratio"]))
+    return {name: round(s / len(served[name]), 6) for name, s in recorded.items() if served.get(name) and s}
 
 
 def _cost(run: RunResults, score: Mapping[str, Any]) -> float | None:

@@ -180,3 +180,17 @@ def test_runs_verified_on_several_processes_give_the_same_board(runs, tmp_path):
         (tmp_path / "notes").mkdir()
         (tmp_path / "notes" / "results.json").write_text("{}")
         write_board([runs["a"], tmp_path / "notes"], tmp_path / "three", jobs=2)
+
+
+def test_compressor_seconds_are_per_question_served_whatever_the_readers():
+    from gacc_hf.results.board_data import _compressor_seconds
+    from gacc_hf.results.layout import RunResults
+
+    rows = [
+        {"compressor": "c", "question_id": q, "condition": "own", "ratio": 0.2, "reader": reader}
+        for q in ("q1", "q2")
+        for reader in ("r1", "r2")  # two readers read each memory: the compressor served 2 questions, not 4
+    ]
+    run = RunResults({"method_seconds": {"compressor": {"c": 3.0, "unused": 0.0}}}, rows, [])
+    assert _compressor_seconds(run) == {"c": 1.5}
+    assert _compressor_seconds(RunResults({"method_seconds": None}, rows, [])) == {}  # not recorded: no figure
