@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from huggingface_hub import SpaceCard
 
-from gacc_hf.hub.board_space import board_space_plan
+from gacc_hf.hub.board_space import board_card, board_space_plan
 from gacc_hf.hub.commit import PublishError
 from gacc_hf.results.board import write_board
+from gacc_hf.results.board_data import BoardRun
 from gacc_hf.results.layout import ResultsError
 from tests.helpers.cli import outcome
 from tests.results.test_board_data import write_run
@@ -131,3 +132,16 @@ def test_offline_a_real_publish_stops_before_anything(board, capsys, monkeypatch
 def test_a_run_publish_still_needs_its_folder_and_model(capsys):
     code, out, err = outcome(["publish", "--repo-id", "me/m", "--dry-run"], capsys)
     assert (code, out) == (2, "") and "publish needs RUN_DIR and --repo-id OWNER/NAME" in err
+
+
+def test_the_readme_keeps_a_marked_up_name_as_text_in_its_table():
+    config = {
+        "compressors": [{"name": "<script>x</script>|a\nb"}],
+        "reader": {"name": "fields"},
+        "judge": {"name": "exact"},
+        "data": {"spec": "mine", "fingerprint": "sha256:ab"},
+    }
+    card = board_card([BoardRun(Path("r"), "r", {"config": config}, [])])
+    (line,) = [line for line in card.splitlines() if line.startswith("| [r]")]
+    assert "&lt;script>x&lt;/script>\\|a b; reader fields, judge exact" in line and "<script>" not in card
+    assert line.count(" | ") == 2 and "mine (sha256:ab)" in line  # three cells, the data named

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from gacc_hf.data.synthetic import synthetic_rows
-from gacc_hf.results.board import write_board
-from gacc_hf.results.board_data import board_rows, load_runs, memory_tokens, pareto_ranks
+from gacc_hf.results.board import read_board, render_board, run_page_path, write_board
+from gacc_hf.results.board_data import _compressor_seconds, board_rows, load_runs, memory_tokens, pareto_ranks
 from gacc_hf.results.folder import write_results
-from gacc_hf.results.layout import ResultsError
+from gacc_hf.results.layout import ResultsError, RunResults
+from tests.helpers.paths import ROOT
 from tests.helpers.runs import rules_run
 
 ROWS = synthetic_rows(seed=1, contexts=3)
@@ -156,9 +157,6 @@ def test_memory_tokens_read_are_weighted_by_the_questions_that_read_each_memory(
 
 def test_the_recorded_board_is_the_board_of_the_recorded_runs(tmp_path):
     # docs/results/board: every recorded run, on two data sets (the sample; the bilingual sample), grouped
-    from gacc_hf.results.board import read_board, render_board, run_page_path
-    from tests.helpers.paths import ROOT
-
     board = ROOT / "docs" / "results" / "board"
     runs, notes = read_board(board, tmp_path)
     assert [r.label for r in runs] == ["main", "curve", "baselines", "bilingual"] and notes == []
@@ -183,9 +181,6 @@ def test_runs_verified_on_several_processes_give_the_same_board(runs, tmp_path):
 
 
 def test_compressor_seconds_are_per_question_served_whatever_the_readers():
-    from gacc_hf.results.board_data import _compressor_seconds
-    from gacc_hf.results.layout import RunResults
-
     rows = [
         {"compressor": "c", "question_id": q, "condition": "own", "ratio": 0.2, "reader": reader}
         for q in ("q1", "q2")
