@@ -1,9 +1,12 @@
-"""The results-page screenshots of the docs (`docs/images/page-*.png`), taken in Debian's headless Chromium.
+"""The results-page and board screenshots of the docs (`docs/images/page-*.png`, `board-*.png`), taken in Debian's
+headless Chromium.
 
-    python benchmarks/page_screenshots.py
+    python benchmarks/page_screenshots.py            # every screenshot
+    python benchmarks/page_screenshots.py board      # the board's only (or: page)
 
 The main job's page with `truncate` against `embed` on its first goal; the bilingual run's page filtered to
-Chinese with the oracle memory beside the first compressor. Exits 1 if the page logs a console error.
+Chinese with the oracle memory beside the first compressor; the board of the recorded runs
+(`docs/results/board`): its plots, and its table searched for `embed`. Exits 1 if a page logs a console error.
 """
 
 from __future__ import annotations
@@ -36,15 +39,40 @@ def shoot(folder: Path, out: Path, chinese: bool) -> list[str]:
     return errors
 
 
-def main() -> int:
+def shoot_board(board: Path, images: Path) -> list[str]:
+    """The board's plots (`board-plots.png`) and its table searched for `embed` (`board-table.png`)."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((board / "index.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        page.select_option("#f-condition", "own")
+        page.evaluate("window.scrollTo(0, document.querySelector('.filters').offsetTop - 10)")
+        page.screenshot(path=str(images / "board-plots.png"))
+        page.fill("#search", "embed")
+        page.select_option("#f-condition", "")
+        page.evaluate("window.scrollTo(0, document.getElementById('board').offsetTop - 60)")
+        page.screenshot(path=str(images / "board-table.png"))
+        browser.close()
+    return errors
+
+
+def main(which: str = "") -> int:
     runs = ROOT / "docs" / "results"
     images = ROOT / "docs" / "images"
-    errors = shoot(runs / "main", images / "page-main.png", chinese=False)
-    errors += shoot(runs / "bilingual", images / "page-bilingual.png", chinese=True)
+    errors = []
+    if which in ("", "page"):
+        errors += shoot(runs / "main", images / "page-main.png", chinese=False)
+        errors += shoot(runs / "bilingual", images / "page-bilingual.png", chinese=True)
+    if which in ("", "board"):
+        errors += shoot_board(runs / "board", images)
     for error in errors:
         print(f"console error: {error}", file=sys.stderr)
     return 1 if errors else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(*sys.argv[1:2]))

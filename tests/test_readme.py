@@ -133,6 +133,7 @@ def test_only_the_marked_blocks_are_left_out():
         "docs/cli.md",  # the cost of a run: a dry run
         "docs/cli.md",  # a prices file and a priced dry run with a cost limit
         "docs/cli.md",  # spending limits
+        "docs/cli.md",  # a board over two runs, its Space's dry run
         "docs/data.md",
         "docs/results-and-publishing.md",
         "docs/scaling-and-servers.md",  # a served run against the stand-in: dry run, limit, resume

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from gacc_hf import errors
+from gacc_hf.cli.board import add_board_parser
 from gacc_hf.cli.cache import add_cache_parser
 from gacc_hf.cli.data import add_data_parser
 from gacc_hf.cli.hints import HintingParser
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_view_parser(sub)
     add_compare_parser(sub)
     add_publish_parser(sub)
+    add_board_parser(sub)
     add_cache_parser(sub)
     add_serve_test_parser(sub)
     return parser

@@ -127,9 +127,12 @@ def _moves(rows_a: list, rows_b: list, n_boot: int, seed: int) -> str:
 
 
 def add_publish_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("publish", help="add a run's results to a model's card on the Hugging Face Hub")
-    p.add_argument("run_dir", help="results folder written by `gacc run`")
-    p.add_argument("--repo-id", required=True, help="the model repo whose card gets the results (owner/name)")
+    p = sub.add_parser(
+        "publish", help="add a run's results to a model's card on the Hugging Face Hub, or publish a board as a Space"
+    )
+    p.add_argument("run_dir", nargs="?", help="results folder written by `gacc run`")
+    p.add_argument("--repo-id", help="the model repo whose card gets the results (owner/name; needed with RUN_DIR)")
+    p.add_argument("--board", metavar="DIR", help="publish this board (`gacc board`) as the static Space --space")
     p.add_argument("--compressor", help="the run's compressor this model is (needed when the run has several)")
     p.add_argument(
         "--dataset-repo",
@@ -168,9 +171,14 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
+    from gacc_hf.cli.board import publish_board
     from gacc_hf.hub import commit as hub
 
     args.dry_run = args.dry_run or args.dry_run_dir is not None
+    if args.board is not None:
+        return publish_board(args)
+    if args.run_dir is None or args.repo_id is None:
+        raise ValueError("publish needs RUN_DIR and --repo-id OWNER/NAME (or --board DIR --space OWNER/NAME)")
     if args.dry_run:
         return _publish(args)
     with hub.reaching_hub(f"publish to {args.repo_id}"):
