@@ -34,6 +34,7 @@ from gacc_hf.run.collection import fewer_collections
 from gacc_hf.run.compress import add_evidence, compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_groups
+from gacc_hf.run.goals import select_goals
 from gacc_hf.run.plan import MemoryPlan, plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
 from gacc_hf.run.read import Outcome, answer_rows, read_and_judge
@@ -141,6 +142,7 @@ def run_benchmark(
     columns: Mapping[str, str] | None = None,
     limits: SpendingLimits | None = None,
     prices: Prices | None = None,
+    goals: Sequence[str] | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
@@ -152,15 +154,13 @@ def run_benchmark(
     `shard` picks the groups this process computes (see `gacc_hf.run.distributed`); the plan (cross-goal
     pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole run.
     `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is recorded by
-    itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset is validated:
-    a quick, partial run, recorded as such and refused by publishing. `columns` maps schema names to the
-    data's own (`gacc_hf.data.columns`) for a spec and for an in-memory dataset alike (one row per question
-    is grouped by goal_id), unless `data_spec` says the caller loaded the rows; it is recorded.
-    """
+    itself). `goals` (ids; `gacc_hf.run.goals`), then `limit` (the first N groups, or a fraction), keep part of
+    the validated data: a partial run, recorded as such and refused by publishing. `columns` maps schema names
+    to the data's own (`gacc_hf.data.columns`) unless `data_spec` says the caller loaded the rows; recorded."""
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
     loaded = load_rows(dataset, columns, data_spec)
-    setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
+    setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings, goals)
     priced = None if prices is None else price_methods(run_methods(setup), prices)
     codec = get_codec()
     assigner = pair_goals(setup, seed)
@@ -214,7 +214,7 @@ def _read_and_match(
     """The reader's and the judge's calls, and meanwhile the budget check (in a thread: tiktoken releases the
     GIL) and what the matcher finds in each row's memory (in a process of its own when it has enough to work
     out); the matcher's findings are stored once the calls are done. Returns the budget violations last."""
-    matching = plan_matches(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
+    matching = plan_matches(plan.ledger, memories, work, setup.every_group, plan.shown_goals, cache)
     goals = {g.goal_id: g for g in work}
     beside = ThreadPoolExecutor(1, thread_name_prefix="gacc-budget")
     checked = beside.submit(budget_violations, plan.ledger, memories, codec)
@@ -269,10 +269,17 @@ class RunSetup:
     compressors: list[Method]
     reader: Method
     judge: Method
+    chosen: dict[str, Any] | None = None  # the goals chosen by id (`gacc_hf.run.goals`), None: no choice
+    pool: list[Group] | None = None  # the groups the cross condition pairs among, None: `groups`
 
     @property
     def exact_ratios(self) -> list[Any]:
         return [e for _, e in self.ratios]
+
+    @property
+    def every_group(self) -> list[Group]:
+        """The groups a goal is paired among and the leak audit reads: the whole data when goals are chosen."""
+        return self.groups if self.pool is None else self.pool
 
 
 def validate_run(
@@ -285,10 +292,15 @@ def validate_run(
     cache_dir: str | None,
     limit: int | float | None,
     settings: Mapping[str, Any],
+    goals: Sequence[str] | None = None,
 ) -> RunSetup:
-    """Validate the data, then check ratios, conditions and methods: all before any model call (the run and
-    its dry run share it, so a plan is refused exactly where the run would be)."""
+    """Validate the data, then check the goals chosen, ratios, conditions and methods: all before any model call
+    (the run and its dry run share it, so a plan is refused exactly where the run would be)."""
     groups = validate(dataset)
+    pool, chosen = None, None
+    if goals is not None:
+        pool = groups
+        groups, chosen = select_goals(groups, goals)
     limited = None
     if limit is not None:
         kept = limited_groups(groups, check_limit(limit))
@@ -297,7 +309,8 @@ def validate_run(
     pairs = check_ratios(ratios)
     conds = check_conditions(conditions)
     _check_settings(settings["on_error"], settings["batch_size"], settings["n_bootstrap"])
-    return RunSetup(groups, limited, pairs, conds, *_resolve_methods(compressor, reader, judge, cache_dir is not None))
+    methods = _resolve_methods(compressor, reader, judge, cache_dir is not None)
+    return RunSetup(groups, limited, pairs, conds, *methods, chosen=chosen, pool=pool)
 
 
 def _check_settings(on_error: str, batch_size: int, n_bootstrap: int) -> None:
@@ -318,8 +331,9 @@ def _resolve_methods(compressor: Any, reader: Any, judge: Any, cached: bool) -> 
 
 
 def pair_goals(setup: RunSetup, seed: int) -> GoalAssigner:
-    """The cross-goal pairing, drawn over every group (not a shard's) so that shards agree."""
-    assigner = GoalAssigner(setup.groups, seed)
+    """The cross-goal pairing, drawn over every group (not a shard's) so that shards agree, and over the whole
+    data when goals are chosen by id, so that a chosen goal's cross memory is the one a whole run makes."""
+    assigner = GoalAssigner(setup.every_group, seed)
     if "cross" in setup.conditions:
         for g in setup.groups:
             assigner.cross(g)
@@ -347,6 +361,7 @@ def _run_config(
         "n_questions": sum(len(g.questions) for g in setup.groups),
         "data": _data_identity(*data[:1], setup.groups, *data[1:]),
         "limit": setup.limited,
+        "goals": setup.chosen,
         "protocol_version": PROTOCOL_VERSION,
         "gacc_hf_version": _version(),
         "started_at": started,
