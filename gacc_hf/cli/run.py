@@ -198,12 +198,14 @@ def _columns(text: str) -> dict[str, str]:
 
 def resolve_run(args: argparse.Namespace) -> RunConfig:
     """The run the options ask for: preset, then the --config file, then the options given."""
-    from gacc_hf.cli.run_selection import given_goals
+    from gacc_hf.cli.run_selection import given_goals, with_benchmark
     from gacc_hf.run import config as run_config
 
     file_values = run_config.load(args.config) if args.config else {}
     given = {key: getattr(args, key, None) for key in run_config.KEYS} | {"goals": given_goals(args)}
-    return run_config.resolve(file_values, given, args.config or "the config")
+    run = run_config.resolve(file_values, given, args.config or "the config")
+    set_by = {key: str(args.config) for key in file_values} | {k: f"--{k}" for k, v in given.items() if v is not None}
+    return with_benchmark(run, args, set_by)
 
 
 def check_run(run: RunConfig, num_processes: int) -> None:
@@ -317,13 +319,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _dry_run(args: argparse.Namespace) -> int:
     """Validate the run and print what it needs (`gacc_hf.run.dry_run`); nothing is loaded, sent or written."""
     from gacc_hf.cli.dry_run import print_plan
-    from gacc_hf.data.loading import load_any
+    from gacc_hf.cli.run_selection import load_run_data
     from gacc_hf.methods.weights import tokenizer_only
     from gacc_hf.run.dry_run import dry_run
 
     run, limits = preflight(args)
     prices = limits.prices
-    dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
+    dataset, _revision = load_run_data(run)
     settings = {"seed": run.seed, "n_bootstrap": run.bootstrap, "batch_size": run.batch_size, "on_error": run.on_error}
     with tokenizer_only():
         plan = dry_run(dataset, **_design(run), settings=settings, prices=prices)
@@ -370,7 +372,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from gacc_hf.data.loading import load_any
+    from gacc_hf.cli.run_selection import load_run_data
     from gacc_hf.results.atomic import new_run_dir, point_latest
     from gacc_hf.results.usage_report import usage_line
     from gacc_hf.run import distributed
@@ -389,7 +391,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         import datasets
 
         datasets.disable_progress_bars()  # the builder's "Generating split" bars too
-    dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
+    dataset, revision = load_run_data(run)
     log.info("data %s: %d groups", run.data, len(dataset))
     log.debug("resolved run: %s", run.to_dict())
     result, rank_calls = distributed.run_benchmark_sharded(
@@ -402,6 +404,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         on_error=run.on_error,
         progress=not args.no_progress and log.isEnabledFor(logging.INFO),
         split=run.split,
+        data_revision=revision,
         limits=limits,
         prices=prices,
     )

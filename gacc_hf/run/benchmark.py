@@ -23,7 +23,7 @@ from gacc_hf.cost.limits import Meter, SpendingLimits
 from gacc_hf.cost.prices import Prices
 from gacc_hf.cost.usage import meters, token_counter
 from gacc_hf.data.fingerprint import fingerprint
-from gacc_hf.data.loading import from_memory, load_any, spec_kind
+from gacc_hf.data.loading import from_memory, hub_revision, load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.aside import Aside
@@ -88,15 +88,22 @@ def data_languages(groups: list[Group]) -> dict[str, dict[str, Any]]:
 
 
 def _data_identity(
-    dataset: Any, groups: list[Group], spec: str | None, split: str | None, columns: Mapping[str, str] | None
+    dataset: Any,
+    groups: list[Group],
+    spec: str | None,
+    split: str | None,
+    columns: Mapping[str, str] | None,
+    revision: str | None = None,
 ) -> dict[str, Any]:
-    """What the data was: its spec and kind as the caller named it, and a content fingerprint that holds
-    whatever it was called (rows handed over in memory have no spec: kind `in-memory`)."""
+    """What the data was: its spec and kind as the caller named it, the Hub revision it was loaded at (when it
+    came from the Hub), and a content fingerprint that holds whatever it was called (rows handed over in memory
+    have no spec: kind `in-memory`)."""
     spec = spec if spec is not None else (str(dataset) if isinstance(dataset, str | os.PathLike) else None)
     return {
         "spec": spec,
         "kind": "in-memory" if spec is None else spec_kind(spec),
         "split": split,
+        **({"revision": revision} if revision else {}),
         **({"columns": dict(columns)} if columns else {}),
         "view": "judge",
         "fingerprint": fingerprint(groups),
@@ -111,13 +118,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def load_rows(dataset: Any, columns: Mapping[str, str] | None, data_spec: str | None) -> Any:
-    """The rows of `dataset`: a data spec (sample, file, folder, saved dataset, Hub id) is loaded here, rows
-    in another layout are mapped; rows a caller loaded from `data_spec` were mapped then (`columns` is only
-    recorded)."""
+def load_rows(
+    dataset: Any, columns: Mapping[str, str] | None, data_spec: str | None, revision: str | None = None
+) -> tuple[Any, str | None]:
+    """The rows of `dataset` and the Hub revision they were loaded at: a data spec (sample, file, folder, saved
+    dataset, Hub id: at `revision`, else at the commit its main branch is at now) is loaded here, rows in another
+    layout are mapped; rows a caller loaded from `data_spec` were mapped then (`columns` is only recorded)."""
     if isinstance(dataset, str | os.PathLike):
-        return load_any(dataset, columns=columns)
-    return from_memory(dataset, columns if data_spec is None else None)
+        if revision is None and spec_kind(os.fspath(dataset)) == "hub":
+            revision = hub_revision(os.fspath(dataset))
+        return load_any(dataset, columns=columns, revision=revision), revision
+    return from_memory(dataset, columns if data_spec is None else None), revision
 
 
 @fewer_collections()
@@ -143,23 +154,22 @@ def run_benchmark(
     limits: SpendingLimits | None = None,
     prices: Prices | None = None,
     goals: Sequence[str] | None = None,
+    data_revision: str | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
     The defaults are the main preset's (`gacc_hf.run.presets`), so `run_benchmark(ds)` is the experiment
-    `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage;
-    `limits` stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share).
-    `compressor` may be one method or a list; each method is a callable or a registered name. `ratios` may
-    be one number. Data, ratios, conditions, methods and prices are validated before any model call.
-    `shard` picks the groups this process computes (see `gacc_hf.run.distributed`); the plan (cross-goal
-    pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole run.
-    `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is recorded by
-    itself). `goals` (ids; `gacc_hf.run.goals`), then `limit` (the first N groups, or a fraction), keep part of
-    the validated data: a partial run, recorded as such and refused by publishing. `columns` maps schema names
-    to the data's own (`gacc_hf.data.columns`) unless `data_spec` says the caller loaded the rows; recorded."""
+    `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage; `limits`
+    stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share). `compressor`
+    may be one method or a list; each method is a callable or a registered name; `ratios` may be one number.
+    Everything is validated before any model call. `shard` picks the groups this process computes
+    (`gacc_hf.run.distributed`); the plan still sees every group, so a shard's rows equal a whole run's.
+    `data_spec`, `split` and `data_revision` (a Hub commit) record what the caller loaded. `goals` (ids;
+    `gacc_hf.run.goals`), then `limit` (the first N groups, or a fraction) keep part of the data: a partial run,
+    refused by publishing. `columns` maps schema names to the data's own (`gacc_hf.data.columns`)."""
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
-    loaded = load_rows(dataset, columns, data_spec)
+    loaded, data_revision = load_rows(dataset, columns, data_spec, data_revision)
     setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings, goals)
     priced = None if prices is None else price_methods(run_methods(setup), prices)
     codec = get_codec()
@@ -188,7 +198,9 @@ def run_benchmark(
         answers=answers,
         calls=dict(ex.calls),
         integrity={"budget_violations": violations, "count_errors": n_count_errors, "exposures": len(exposures)},
-        config=_run_config(setup, {**settings, "cache_dir": cache_dir}, (dataset, data_spec, split, columns), started),
+        config=_run_config(
+            setup, {**settings, "cache_dir": cache_dir}, (dataset, data_spec, split, columns, data_revision), started
+        ),
         tokenizer=codec.identity(),
         errors=ex.errors,
         exposures=exposures,
@@ -343,7 +355,7 @@ def pair_goals(setup: RunSetup, seed: int) -> GoalAssigner:
 def _run_config(
     setup: RunSetup,
     settings: dict[str, Any],
-    data: tuple[Any, str | None, str | None, Mapping[str, str] | None],
+    data: tuple[Any, str | None, str | None, Mapping[str, str] | None, str | None],
     started: str,
 ) -> dict[str, Any]:
     """The `config` of a result: methods with their revisions and specs, settings, data identity, versions."""

@@ -179,7 +179,7 @@ def dry_run(
     """The plan of the run `run_benchmark` would make with these arguments: validated the same way (a
     ValueError names what is wrong), planned the same way, looked up in the same cache (never written).
     `settings` are the run's seed, n_bootstrap, batch_size and on_error."""
-    loaded = load_rows(dataset, columns, data_spec)
+    loaded, _revision = load_rows(dataset, columns, data_spec)
     setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings, goals)
     codec = get_codec()
     texts = list(dict.fromkeys(g.context for g in setup.groups))

@@ -32,11 +32,6 @@ def _listed(ids: Sequence[str]) -> str:
     return shown + (f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else "")
 
 
-def parse_goal_list(text: str) -> list[str]:
-    """`--goals a,b`: the comma-separated ids, blanks around them dropped (empty parts are no ids)."""
-    return [part.strip() for part in text.split(",") if part.strip()]
-
-
 def read_goals_file(path: str | Path) -> list[str]:
     """The ids of a goals file: one per line, blank lines and lines starting with `#` skipped (UTF-8, a byte
     order mark allowed). Duplicates are refused naming their lines."""
