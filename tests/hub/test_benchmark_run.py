@@ -14,6 +14,7 @@ from gacc_hf.cli import main
 from gacc_hf.data.schema import SAMPLE_FILES
 from gacc_hf.hub.benchmark_run import benchmark_run, parse_task_id
 from gacc_hf.hub.benchmark_yaml import BenchmarkError
+from gacc_hf.hub.commit import PublishError
 from gacc_hf.hub.model_card import planned_texts, publish_plan
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.safe_yaml import dump_yaml
@@ -127,6 +128,24 @@ def test_a_hub_dataset_reads_its_eval_yaml_first_and_offline_stops_there(monkeyp
             "in) to reach the Hub"
         )
     )
+
+
+def test_publishing_names_the_runs_split_and_config_beside_the_eval_yamls(tmp_path):
+    rows = [json.loads(line) for line in SAMPLE_FILES["zh"].read_text(encoding="utf-8").splitlines() if line]
+    result = run_benchmark(rows, compressor="goal-lines", reader="fields", judge="exact", ratios=[0.2],
+                           conditions=["own"], n_bootstrap=0, progress=False, data_spec="o/b", split="test",
+                           data_revision="5503434d")  # fmt: skip
+    folder = result.save(tmp_path / "run").parent
+    for edit, message in [
+        ({"split": "dev"}, "the run used split 'test'; o/b:eval.yaml ranks its tasks on split dev"),
+        ({"config": "default"}, "o/b:eval.yaml ranks its tasks on config default; the run read config 'judge', the "
+         "judge twin of its 'public' config only"),
+    ]:  # fmt: skip
+        text = _eval_yaml([{"id": "micro-own-r0.2", **edit}, {"id": "macro-own-r0.2", **edit}])
+        with pytest.raises(PublishError) as caught:
+            publish_plan(folder, "me/m", hub={"eval_yaml": text})
+        assert str(caught.value) == message
+    publish_plan(folder, "me/m", hub={"eval_yaml": _eval_yaml([{"id": "micro-own-r0.2"}, {"id": "macro-own-r0.2"}])})
 
 
 def test_a_recorded_hub_revision_reaches_the_model_index_and_eval_results(tmp_path):
