@@ -19,6 +19,7 @@ from gacc_hf.hub.model_card import planned_texts, publish_plan
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.safe_yaml import dump_yaml
 from tests.helpers.data import SHIPPED_FOLDER
+from tests.hub.test_benchmark_yaml import docs_eval_yamls
 
 RULES = ["--preset", "rules", "--no-progress", "--bootstrap", "0"]
 
@@ -165,3 +166,9 @@ def test_a_recorded_hub_revision_reaches_the_model_index_and_eval_results(tmp_pa
     local = run_benchmark(rows[:2], compressor="goal-lines", reader="fields", judge="exact", conditions=["own"],
                           n_bootstrap=0, progress=False)  # fmt: skip
     assert "revision" not in local.config["data"]  # rows not from the Hub: no revision
+
+
+def test_the_guides_short_eval_yaml_runs_own_at_a_fifth():
+    ((where, text),) = docs_eval_yamls()
+    bench = benchmark_run(text, where)
+    assert (bench.conditions, bench.ratios, bench.split) == (["own"], [0.2], "test")
