@@ -5,6 +5,9 @@ publishing, the chosen cells equal to a whole run's, with one process or several
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import yaml
@@ -226,3 +229,28 @@ def test_a_config_files_goals_are_checked_and_the_command_line_overrides_them(tm
     two = json.loads(capsys.readouterr().out)
     reader = [n["calls"] for plan in (one, two) for n in plan["needs"] if n["role"] == "reader"]
     assert reader[1] == 2 * reader[0]  # zh-pm-cache/g1 and /g2 have as many questions (5 each)
+
+
+def test_two_processes_run_the_goals_a_file_chooses_as_one_does(tmp_path):
+    data = tmp_path / "zh.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _zh_rows()), encoding="utf-8")
+    (tmp_path / "goals.txt").write_text(
+        "# 三个目标\n缓存事故/目标2\n接口追踪/目标1\n发布会议/目标3\n", encoding="utf-8"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_EVALUATE_OFFLINE": "1"}
+    args = [sys.executable, "-m", "gacc_hf", "run", *RULES_ARGS, "--data", str(data), "--goals-file", "goals.txt"]
+    answers = {}
+    for processes in ("1", "2"):
+        out = f"out{processes}"
+        command = [*args, "--num-processes", processes, "--cache-dir", f"c{processes}", "--output-dir", out]
+        proc = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert ("calls per process: 0: " in proc.stdout) == (processes == "2")  # two ranks did the work
+        doc = json.loads((tmp_path / out / "results.json").read_text(encoding="utf-8"))
+        assert doc["config"]["goals"] == {
+            "ids": ["缓存事故/目标2", "接口追踪/目标1", "发布会议/目标3"],
+            "groups": 3,
+            "of": 18,
+        }
+        answers[processes] = (doc["scores"], doc["config"]["data"]["fingerprint"])
+    assert answers["1"] == answers["2"]
