@@ -55,7 +55,7 @@ def given_goals(args: argparse.Namespace) -> list[str] | None:
 
 def _eval_yaml(args: argparse.Namespace, data: str) -> tuple[str, str] | None:
     """(text, where) of the eval.yaml a run follows: `--eval-yaml`, else the data's own, else None."""
-    from gacc_hf.data.loading import spec_kind
+    from gacc_hf.data.loading import DataSourceError, spec_kind
     from gacc_hf.hub.benchmark_run import hub_eval_yaml, local_eval_yaml
 
     given = getattr(args, "eval_yaml", None)
@@ -63,7 +63,11 @@ def _eval_yaml(args: argparse.Namespace, data: str) -> tuple[str, str] | None:
         if not Path(given).is_file():
             raise ValueError(f"--eval-yaml {given}: no such file")
         return Path(given).read_text(encoding="utf-8"), f"--eval-yaml {given}"
-    if spec_kind(data) == "hub":
+    try:
+        kind = spec_kind(data)
+    except DataSourceError:  # data that names nothing is refused after the run's other checks, by the load
+        return None
+    if kind == "hub":
         return hub_eval_yaml(data)
     return local_eval_yaml(data) if Path(data).is_dir() else None
 

@@ -172,3 +172,12 @@ def test_the_guides_short_eval_yaml_runs_own_at_a_fifth():
     ((where, text),) = docs_eval_yamls()
     bench = benchmark_run(text, where)
     assert (bench.conditions, bench.ratios, bench.split) == (["own"], [0.2], "test")
+
+
+def test_data_that_names_nothing_is_left_to_the_runs_own_checks(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", *RULES, "--data", "https://me:sekret@host/x.jsonl", "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "--data https://***@host/x.jsonl: credentials in a URL are never sent" in err and "sekret" not in err
+    assert main(["run", *RULES, "--data", "missing.jsonl", "--dry-run"]) == 2
+    assert "no such file or folder: 'missing.jsonl'" in capsys.readouterr().err
