@@ -136,6 +136,7 @@ def test_only_the_marked_blocks_are_left_out():
         "docs/cli.md",  # a board over two runs, its Space's dry run
         "docs/data.md",
         "docs/results-and-publishing.md",
+        "docs/results-and-publishing.md",  # --only-defined on the recorded curve run
         "docs/scaling-and-servers.md",  # a served run against the stand-in: dry run, limit, resume
     ]
 
@@ -163,11 +164,14 @@ def test_the_readme_examples_run_as_written(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     (work / "examples").symlink_to(ROOT / "examples")  # the data files the examples name
+    (work / "docs").mkdir()  # the recorded runs and the shipped eval.yaml, read by the publishing examples
+    (work / "docs" / "results").symlink_to(ROOT / "docs" / "results")
+    (work / "dataset_scripts").symlink_to(ROOT / "dataset_scripts")
     run, _ = blocks()
     report = run_child(CHILD, work, env, json.dumps(run))
     assert report["python"] == sum(b["lang"] == "python" for b in run)
     # every gacc command of the run blocks (README, cli, data, results, servers)
-    assert report["bash"] == 4 + 5 + 2 + 1 + 2 + 8 + 5 + 4
+    assert report["bash"] == 4 + 7 + 2 + 1 + 2 + 9 + 5 + 2 + 4
     assert report["checked"] >= 5  # README values compared with what the code gives
     # the sample has 155 questions in 35 goals (README, Loading data): every one reached compute_metrics once
     assert report["trainer_metrics"] == {"eval_n_questions": 155, "eval_n_goals": 35}

@@ -72,6 +72,7 @@ def add_run_parser(sub: argparse._SubParsersAction) -> None:
 
 def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     """What is measured: preset, config, data, methods, ratios, conditions, seed."""
+    from gacc_hf.cli.run_selection import add_selection_options
     from gacc_hf.methods import BUILTINS
     from gacc_hf.run.conditions import CONDITIONS
     from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS
@@ -101,6 +102,7 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
         type=_limit,
         help="run on the first N groups of each language only, or a fraction (0.1): a partial run, a quick try",
     )
+    add_selection_options(p)
     p.add_argument(
         "--compressors", type=_csv, help=f"comma-separated compressor names (default: {','.join(main.compressors)})"
     )
@@ -196,17 +198,21 @@ def _columns(text: str) -> dict[str, str]:
 
 def resolve_run(args: argparse.Namespace) -> RunConfig:
     """The run the options ask for: preset, then the --config file, then the options given."""
+    from gacc_hf.cli.run_selection import given_goals, with_benchmark
     from gacc_hf.run import config as run_config
 
     file_values = run_config.load(args.config) if args.config else {}
-    given = {key: getattr(args, key) for key in run_config.KEYS}
-    return run_config.resolve(file_values, given, args.config or "the config")
+    given = {key: getattr(args, key, None) for key in run_config.KEYS} | {"goals": given_goals(args)}
+    run = run_config.resolve(file_values, given, args.config or "the config")
+    set_by = {key: str(args.config) for key in file_values} | {k: f"--{k}" for k, v in given.items() if v is not None}
+    return with_benchmark(run, args, set_by)
 
 
 def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
     from gacc_hf.limits import check_resampling
     from gacc_hf.redaction import redact
+    from gacc_hf.run.goals import check_goal_ids
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
         if not values:
@@ -214,6 +220,8 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     for name, value in {"reader": run.reader, "judge": run.judge, "data": run.data}.items():
         if not value.strip():
             raise ValueError(f"--{name} is empty; name one")
+    if run.goals is not None:
+        check_goal_ids(run.goals, "--goals")
     check_resampling(run.bootstrap, run.seed)  # as `gacc compare` checks its own
     for name, (value, low) in {"batch-size": (run.batch_size, 1), "num-processes": (num_processes, 1)}.items():
         if value < low:
@@ -311,13 +319,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 def _dry_run(args: argparse.Namespace) -> int:
     """Validate the run and print what it needs (`gacc_hf.run.dry_run`); nothing is loaded, sent or written."""
     from gacc_hf.cli.dry_run import print_plan
-    from gacc_hf.data.loading import load_any
+    from gacc_hf.cli.run_selection import load_run_data
     from gacc_hf.methods.weights import tokenizer_only
     from gacc_hf.run.dry_run import dry_run
 
     run, limits = preflight(args)
     prices = limits.prices
-    dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
+    dataset, _revision = load_run_data(run)
     settings = {"seed": run.seed, "n_bootstrap": run.bootstrap, "batch_size": run.batch_size, "on_error": run.on_error}
     with tokenizer_only():
         plan = dry_run(dataset, **_design(run), settings=settings, prices=prices)
@@ -336,6 +344,7 @@ def _design(run: RunConfig) -> dict[str, Any]:
         "limit": run.limit,
         "columns": run.columns,
         "data_spec": run.data,
+        "goals": run.goals,
     }
 
 
@@ -363,7 +372,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from gacc_hf.data.loading import load_any
+    from gacc_hf.cli.run_selection import load_run_data
     from gacc_hf.results.atomic import new_run_dir, point_latest
     from gacc_hf.results.usage_report import usage_line
     from gacc_hf.run import distributed
@@ -382,7 +391,7 @@ def _run_locked(args: argparse.Namespace) -> int:
         import datasets
 
         datasets.disable_progress_bars()  # the builder's "Generating split" bars too
-    dataset = load_any(run.data, "judge", split=run.split, columns=run.columns)
+    dataset, revision = load_run_data(run)
     log.info("data %s: %d groups", run.data, len(dataset))
     log.debug("resolved run: %s", run.to_dict())
     result, rank_calls = distributed.run_benchmark_sharded(
@@ -395,11 +404,14 @@ def _run_locked(args: argparse.Namespace) -> int:
         on_error=run.on_error,
         progress=not args.no_progress and log.isEnabledFor(logging.INFO),
         split=run.split,
+        data_revision=revision,
         limits=limits,
         prices=prices,
     )
     if result is None:  # another rank: rank 0 reports and writes the merged results
         return 0
+    if result.config["goals"]:
+        log.info("goals chosen by id: %(groups)d of %(of)d goals", result.config["goals"])
     if result.config["limit"]:
         log.info("limit %(value)s: the first %(groups)d of %(of)d groups (a partial run)", result.config["limit"])
     print(result.score_table())

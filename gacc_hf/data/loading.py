@@ -193,8 +193,25 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, args
 
 
-def _load_in_memory(name: str, config: Config, cache_dir: str | Path | None) -> datasets.DatasetDict:
-    """Sources that are not files in the schema: synthetic, a save_to_disk folder, a Hub repo."""
+def hub_revision(repo_id: str) -> str:
+    """The commit a Hub dataset's main branch is at now: a run loads that revision and records it, so its
+    results name the exact data (`dataset.revision` in Eval Results). Online only."""
+    from huggingface_hub import HfApi
+
+    require_online(f"load the Hub dataset {repo_id!r}")
+    try:
+        sha = HfApi().dataset_info(repo_id).sha
+    except (OSError, ValueError) as exc:
+        raise DataSourceError(f"cannot load {repo_id!r} from the Hub: {exc}") from exc
+    if not sha:
+        raise DataSourceError(f"the Hub gave no revision for the dataset {repo_id!r}")
+    return sha
+
+
+def _load_in_memory(
+    name: str, config: Config, cache_dir: str | Path | None, revision: str | None = None
+) -> datasets.DatasetDict:
+    """Sources that are not files in the schema: synthetic, a save_to_disk folder, a Hub repo (at `revision`)."""
     base, args = parse_spec(name)
     if base == "synthetic":
         from gacc_hf.data.synthetic import synthetic
@@ -207,7 +224,8 @@ def _load_in_memory(name: str, config: Config, cache_dir: str | Path | None) -> 
         return load_saved(name)
     require_online(f"load the Hub dataset {name!r}")
     try:
-        return _as_dict(datasets.load_dataset(name, config, cache_dir=None if cache_dir is None else str(cache_dir)))
+        where = None if cache_dir is None else str(cache_dir)
+        return _as_dict(datasets.load_dataset(name, config, cache_dir=where, revision=revision))
     except (OSError, ValueError) as exc:
         raise DataSourceError(f"cannot load {name!r} from the Hub: {exc}") from exc
 
@@ -251,7 +269,14 @@ def _mapped(read: Mapping[str, Sequence[FileRows]], columns: Mapping[str, str] |
 
 
 def _prepared(
-    name: str, kind: str, view: Config, columns: Mapping[str, str] | None, cache_dir: str | Path | None, *, check: bool
+    name: str,
+    kind: str,
+    view: Config,
+    columns: Mapping[str, str] | None,
+    cache_dir: str | Path | None,
+    *,
+    check: bool,
+    revision: str | None = None,
 ) -> datasets.DatasetDict | None:
     """The data a non-sample spec names, checked: DataValidationError lists every problem. Files in gacc-hf's
     layout are built in `view` (the other sources give judge rows), unless `check` asks only for the check
@@ -266,7 +291,7 @@ def _prepared(
         flat = [f for fs in read.values() for f in fs]
         problems = find_file_problems(flat, view == "judge", forbid_gold=held == "public")
     else:
-        loaded = _load_in_memory(name, view, cache_dir)
+        loaded = _load_in_memory(name, view, cache_dir, revision)
         read = in_memory(loaded, name)
         if columns or needs_mapping(_rows(read)):
             return _mapped(read, columns)
@@ -285,13 +310,15 @@ def load_any(
     split: str | None = None,
     cache_dir: str | Path | None = None,
     columns: Mapping[str, str] | None = None,
+    revision: str | None = None,
 ) -> datasets.Dataset:
     """The validated dataset a spec names, in the asked view (see the module doc for the specs).
 
     `split` chooses among several splits (needed only when there are several). `cache_dir` is the
     `datasets` cache (default: HF_DATASETS_CACHE). `columns` maps schema names to the data's own
-    (`{"context": "text"}`); data with one row per question is grouped (`gacc_hf.data.columns`). Invalid data
-    raises DataValidationError naming every file, row and field at fault, before anything is written.
+    (`{"context": "text"}`); data with one row per question is grouped (`gacc_hf.data.columns`). `revision` is the
+    commit of a Hub dataset to load (`hub_revision`; default: its main branch). Invalid data raises
+    DataValidationError naming every file, row and field at fault, before anything is written.
     """
     _check_config(config)
     name = os.fspath(spec)
@@ -301,7 +328,7 @@ def load_any(
     if kind == "sample":
         sample = load_sample(config, parse_spec(name)[1]["language"])
         return _pick(datasets.DatasetDict({DEFAULT_SPLIT: sample}), split, "the sample")
-    loaded = _prepared(name, kind, config, columns, cache_dir, check=False)
+    loaded = _prepared(name, kind, config, columns, cache_dir, check=False, revision=revision)
     assert loaded is not None  # a build always gives the data
     chosen = _pick(loaded, split, name)
     return public_view(chosen) if config == "public" else chosen

@@ -77,12 +77,17 @@ def run_task_scores(run: RunResults, compressor: str) -> dict[str, tuple[str, st
 
 
 def check_tasks(
-    scores: Mapping[str, Any], eval_yaml: str, dataset_id: str, split: str | None, only_defined: bool = False
+    scores: Mapping[str, Any],
+    eval_yaml: str,
+    dataset_id: str,
+    split: str | None,
+    only_defined: bool = False,
+    view: str = "judge",
 ) -> list[str]:
     """The task ids of `scores` the benchmark's `eval.yaml` does not define, skipped when `only_defined` (a run
     may hold cells the benchmark does not rank, such as another ratio) and refused, naming them and
     `--only-defined`, otherwise. Also refused: a task defined on another split or on a config other than
-    `public` (the judge-free view of the judge rows a run reads), and a run that recorded no split (it read data
+    `public` (the judge-free view of the judge rows a run reads, `view`), and a run that recorded no split (it read data
     with one split, a local file), which cannot be matched to a ranked split, saying how to name the split."""
     where = f"{dataset_id}:eval.yaml"
     defined = parse_eval_yaml(eval_yaml, where)
@@ -100,8 +105,8 @@ def check_tasks(
     configs = sorted({defined[t]["config"] for t in kept} - {TASK_CONFIG})
     if configs:
         raise PublishError(
-            f"{where} ranks its tasks on config {', '.join(configs)}; a gacc run's judge rows match its "
-            f"{TASK_CONFIG!r} config only"
+            f"{where} ranks its tasks on config {', '.join(configs)}; the run read config {view!r}, the judge twin "
+            f"of its {TASK_CONFIG!r} config only"
         )
     ranked = sorted({defined[t]["split"] for t in kept})
     if split is None:

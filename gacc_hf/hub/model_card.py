@@ -292,7 +292,7 @@ def _eval_results_operation(
     skipped: list[str] = []
     if hub.get("eval_yaml") is not None:
         scores = run_task_scores(run, compressor)
-        skipped = check_tasks(scores, str(hub["eval_yaml"]), dataset.id, dataset.split, only_defined)
+        skipped = check_tasks(scores, str(hub["eval_yaml"]), dataset.id, dataset.split, only_defined, dataset.view)
     ours = eval_results_entries(
         run, compressor, dataset.id, dataset_revision=dataset.revision, source=source, skip=skipped
     )

@@ -23,7 +23,7 @@ from gacc_hf.cost.limits import Meter, SpendingLimits
 from gacc_hf.cost.prices import Prices
 from gacc_hf.cost.usage import meters, token_counter
 from gacc_hf.data.fingerprint import fingerprint
-from gacc_hf.data.loading import from_memory, load_any, spec_kind
+from gacc_hf.data.loading import from_memory, hub_revision, load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.aside import Aside
@@ -34,6 +34,7 @@ from gacc_hf.run.collection import fewer_collections
 from gacc_hf.run.compress import add_evidence, compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
 from gacc_hf.run.config import check_limit, limited_groups
+from gacc_hf.run.goals import select_goals
 from gacc_hf.run.plan import MemoryPlan, plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
 from gacc_hf.run.read import Outcome, answer_rows, read_and_judge
@@ -87,15 +88,22 @@ def data_languages(groups: list[Group]) -> dict[str, dict[str, Any]]:
 
 
 def _data_identity(
-    dataset: Any, groups: list[Group], spec: str | None, split: str | None, columns: Mapping[str, str] | None
+    dataset: Any,
+    groups: list[Group],
+    spec: str | None,
+    split: str | None,
+    columns: Mapping[str, str] | None,
+    revision: str | None = None,
 ) -> dict[str, Any]:
-    """What the data was: its spec and kind as the caller named it, and a content fingerprint that holds
-    whatever it was called (rows handed over in memory have no spec: kind `in-memory`)."""
+    """What the data was: its spec and kind as the caller named it, the Hub revision it was loaded at (when it
+    came from the Hub), and a content fingerprint that holds whatever it was called (rows handed over in memory
+    have no spec: kind `in-memory`)."""
     spec = spec if spec is not None else (str(dataset) if isinstance(dataset, str | os.PathLike) else None)
     return {
         "spec": spec,
         "kind": "in-memory" if spec is None else spec_kind(spec),
         "split": split,
+        **({"revision": revision} if revision else {}),
         **({"columns": dict(columns)} if columns else {}),
         "view": "judge",
         "fingerprint": fingerprint(groups),
@@ -110,13 +118,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def load_rows(dataset: Any, columns: Mapping[str, str] | None, data_spec: str | None) -> Any:
-    """The rows of `dataset`: a data spec (sample, file, folder, saved dataset, Hub id) is loaded here, rows
-    in another layout are mapped; rows a caller loaded from `data_spec` were mapped then (`columns` is only
-    recorded)."""
+def load_rows(
+    dataset: Any, columns: Mapping[str, str] | None, data_spec: str | None, revision: str | None = None
+) -> tuple[Any, str | None]:
+    """The rows of `dataset` and the Hub revision they were loaded at: a data spec (sample, file, folder, saved
+    dataset, Hub id: at `revision`, else at the commit its main branch is at now) is loaded here, rows in another
+    layout are mapped; rows a caller loaded from `data_spec` were mapped then (`columns` is only recorded)."""
     if isinstance(dataset, str | os.PathLike):
-        return load_any(dataset, columns=columns)
-    return from_memory(dataset, columns if data_spec is None else None)
+        if revision is None and spec_kind(os.fspath(dataset)) == "hub":
+            revision = hub_revision(os.fspath(dataset))
+        return load_any(dataset, columns=columns, revision=revision), revision
+    return from_memory(dataset, columns if data_spec is None else None), revision
 
 
 @fewer_collections()
@@ -141,26 +153,24 @@ def run_benchmark(
     columns: Mapping[str, str] | None = None,
     limits: SpendingLimits | None = None,
     prices: Prices | None = None,
+    goals: Sequence[str] | None = None,
+    data_revision: str | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
     The defaults are the main preset's (`gacc_hf.run.presets`), so `run_benchmark(ds)` is the experiment
-    `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage;
-    `limits` stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share).
-    `compressor` may be one method or a list; each method is a callable or a registered name. `ratios` may
-    be one number. Data, ratios, conditions, methods and prices are validated before any model call.
-    `shard` picks the groups this process computes (see `gacc_hf.run.distributed`); the plan (cross-goal
-    pairing, exposure audit) still sees every group, so a shard's rows equal those of a whole run.
-    `data_spec` and `split` record what the caller loaded (a spec string passed as `dataset` is recorded by
-    itself). `limit` keeps the first N groups (or a fraction of them) after the whole dataset is validated:
-    a quick, partial run, recorded as such and refused by publishing. `columns` maps schema names to the
-    data's own (`gacc_hf.data.columns`) for a spec and for an in-memory dataset alike (one row per question
-    is grouped by goal_id), unless `data_spec` says the caller loaded the rows; it is recorded.
-    """
+    `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage; `limits`
+    stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share). `compressor`
+    may be one method or a list; each method is a callable or a registered name; `ratios` may be one number.
+    Everything is validated before any model call. `shard` picks the groups this process computes
+    (`gacc_hf.run.distributed`); the plan still sees every group, so a shard's rows equal a whole run's.
+    `data_spec`, `split` and `data_revision` (a Hub commit) record what the caller loaded. `goals` (ids;
+    `gacc_hf.run.goals`), then `limit` (the first N groups, or a fraction) keep part of the data: a partial run,
+    refused by publishing. `columns` maps schema names to the data's own (`gacc_hf.data.columns`)."""
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
-    loaded = load_rows(dataset, columns, data_spec)
-    setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
+    loaded, data_revision = load_rows(dataset, columns, data_spec, data_revision)
+    setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings, goals)
     priced = None if prices is None else price_methods(run_methods(setup), prices)
     codec = get_codec()
     assigner = pair_goals(setup, seed)
@@ -188,7 +198,9 @@ def run_benchmark(
         answers=answers,
         calls=dict(ex.calls),
         integrity={"budget_violations": violations, "count_errors": n_count_errors, "exposures": len(exposures)},
-        config=_run_config(setup, {**settings, "cache_dir": cache_dir}, (dataset, data_spec, split, columns), started),
+        config=_run_config(
+            setup, {**settings, "cache_dir": cache_dir}, (dataset, data_spec, split, columns, data_revision), started
+        ),
         tokenizer=codec.identity(),
         errors=ex.errors,
         exposures=exposures,
@@ -214,7 +226,7 @@ def _read_and_match(
     """The reader's and the judge's calls, and meanwhile the budget check (in a thread: tiktoken releases the
     GIL) and what the matcher finds in each row's memory (in a process of its own when it has enough to work
     out); the matcher's findings are stored once the calls are done. Returns the budget violations last."""
-    matching = plan_matches(plan.ledger, memories, work, setup.groups, plan.shown_goals, cache)
+    matching = plan_matches(plan.ledger, memories, work, setup.every_group, plan.shown_goals, cache)
     goals = {g.goal_id: g for g in work}
     beside = ThreadPoolExecutor(1, thread_name_prefix="gacc-budget")
     checked = beside.submit(budget_violations, plan.ledger, memories, codec)
@@ -269,10 +281,17 @@ class RunSetup:
     compressors: list[Method]
     reader: Method
     judge: Method
+    chosen: dict[str, Any] | None = None  # the goals chosen by id (`gacc_hf.run.goals`), None: no choice
+    pool: list[Group] | None = None  # the groups the cross condition pairs among, None: `groups`
 
     @property
     def exact_ratios(self) -> list[Any]:
         return [e for _, e in self.ratios]
+
+    @property
+    def every_group(self) -> list[Group]:
+        """The groups a goal is paired among and the leak audit reads: the whole data when goals are chosen."""
+        return self.groups if self.pool is None else self.pool
 
 
 def validate_run(
@@ -285,10 +304,15 @@ def validate_run(
     cache_dir: str | None,
     limit: int | float | None,
     settings: Mapping[str, Any],
+    goals: Sequence[str] | None = None,
 ) -> RunSetup:
-    """Validate the data, then check ratios, conditions and methods: all before any model call (the run and
-    its dry run share it, so a plan is refused exactly where the run would be)."""
+    """Validate the data, then check the goals chosen, ratios, conditions and methods: all before any model call
+    (the run and its dry run share it, so a plan is refused exactly where the run would be)."""
     groups = validate(dataset)
+    pool, chosen = None, None
+    if goals is not None:
+        pool = groups
+        groups, chosen = select_goals(groups, goals)
     limited = None
     if limit is not None:
         kept = limited_groups(groups, check_limit(limit))
@@ -297,7 +321,8 @@ def validate_run(
     pairs = check_ratios(ratios)
     conds = check_conditions(conditions)
     _check_settings(settings["on_error"], settings["batch_size"], settings["n_bootstrap"])
-    return RunSetup(groups, limited, pairs, conds, *_resolve_methods(compressor, reader, judge, cache_dir is not None))
+    methods = _resolve_methods(compressor, reader, judge, cache_dir is not None)
+    return RunSetup(groups, limited, pairs, conds, *methods, chosen=chosen, pool=pool)
 
 
 def _check_settings(on_error: str, batch_size: int, n_bootstrap: int) -> None:
@@ -318,8 +343,9 @@ def _resolve_methods(compressor: Any, reader: Any, judge: Any, cached: bool) -> 
 
 
 def pair_goals(setup: RunSetup, seed: int) -> GoalAssigner:
-    """The cross-goal pairing, drawn over every group (not a shard's) so that shards agree."""
-    assigner = GoalAssigner(setup.groups, seed)
+    """The cross-goal pairing, drawn over every group (not a shard's) so that shards agree, and over the whole
+    data when goals are chosen by id, so that a chosen goal's cross memory is the one a whole run makes."""
+    assigner = GoalAssigner(setup.every_group, seed)
     if "cross" in setup.conditions:
         for g in setup.groups:
             assigner.cross(g)
@@ -329,7 +355,7 @@ def pair_goals(setup: RunSetup, seed: int) -> GoalAssigner:
 def _run_config(
     setup: RunSetup,
     settings: dict[str, Any],
-    data: tuple[Any, str | None, str | None, Mapping[str, str] | None],
+    data: tuple[Any, str | None, str | None, Mapping[str, str] | None, str | None],
     started: str,
 ) -> dict[str, Any]:
     """The `config` of a result: methods with their revisions and specs, settings, data identity, versions."""
@@ -347,6 +373,7 @@ def _run_config(
         "n_questions": sum(len(g.questions) for g in setup.groups),
         "data": _data_identity(*data[:1], setup.groups, *data[1:]),
         "limit": setup.limited,
+        "goals": setup.chosen,
         "protocol_version": PROTOCOL_VERSION,
         "gacc_hf_version": _version(),
         "started_at": started,

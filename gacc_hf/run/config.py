@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gacc_hf.run.config_limits import unreadable
+from gacc_hf.run.goals import check_goal_ids, partial_choice
 from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_preset
 from gacc_hf.run.tasks import UNNAMED
 from gacc_hf.safe_yaml import dump_yaml, load_yaml
@@ -68,6 +69,7 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
         "a mapping of schema column names to the data's column names, or null",
     ),
     "limit": (lambda v: v is None or _is_number(v), "a number (groups, or a fraction below 1) or null"),
+    "goals": (lambda v: v is None or _str_list(v), "a list of goal ids (strings) or null"),
     "compressors": (_str_list, "a list of strings"),
     "reader": (lambda v: isinstance(v, str), "a string"),
     "judge": (lambda v: isinstance(v, str), "a string"),
@@ -108,6 +110,7 @@ class RunConfig:
     cache_dir: str | None
     on_error: str
     columns: dict[str, str] | None = None  # the data's column names (`gacc_hf.data.columns`); None: the schema's
+    goals: list[str] | None = None  # the goal ids to run (`gacc_hf.run.goals`); None: every goal
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values; an exact fraction as its "p/q" string, which `load` reads back as the same Fraction."""
@@ -194,6 +197,8 @@ def check(values: Mapping[str, Any], where: str) -> dict[str, Any]:
             raise RunConfigError(f"{where}: {key} must be {what}, got {type(value).__name__} {shown}")
     if values.get("limit") is not None:
         check_limit(values["limit"], f"{where}: limit")
+    if values.get("goals") is not None:
+        check_goal_ids(values["goals"], f"{where}: goals")
     return dict(values)
 
 
@@ -273,6 +278,7 @@ def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any], where: str
         "split": None,
         "columns": None,
         "limit": None,
+        "goals": None,
         "compressors": list(chosen.compressors),
         "reader": chosen.reader,
         "judge": chosen.judge,
@@ -305,6 +311,7 @@ def from_result_config(config: Mapping[str, Any]) -> RunConfig:
         split=data.get("split"),
         columns=data.get("columns"),
         limit=limit.get("value"),
+        goals=(config.get("goals") or {}).get("ids"),
         compressors=list(methods.get("compressors") or [c["name"] for c in config["compressors"]]),
         reader=methods.get("reader") or config["reader"]["name"],
         judge=methods.get("judge") or config["judge"]["name"],
@@ -328,8 +335,9 @@ def _recorded_ratios(config: Mapping[str, Any]) -> list[float | Fraction]:
 
 
 def partial_run(config: Mapping[str, Any]) -> str | None:
-    """What makes a run partial (a --limit that left groups out), or None for a run over the whole data."""
+    """What makes a run partial (a --limit or a choice of goals that left groups out), or None for a run over the
+    whole data."""
     limit = config.get("limit")
     if limit and limit["groups"] < limit["of"]:
         return f"a partial run (limit {limit['value']}: the first {limit['groups']} of {limit['of']} groups)"
-    return None
+    return partial_choice(config.get("goals"))

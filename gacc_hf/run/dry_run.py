@@ -32,6 +32,7 @@ from gacc_hf.protocol import CEILINGS, JudgeInput, ReaderInput
 from gacc_hf.run.benchmark import load_rows, pair_goals, validate_run
 from gacc_hf.run.cache import CACHE_FILENAME, Cache
 from gacc_hf.run.compress import compute_memories
+from gacc_hf.run.goals import partial_choice
 from gacc_hf.run.plan import MemoryPlan, plan_memories
 from gacc_hf.run.read import answer_keys, asked_of, verdict_tasks
 from gacc_hf.run.tasks import Method
@@ -173,12 +174,13 @@ def dry_run(
     limit: int | float | None = None,
     columns: Mapping[str, str] | None = None,
     data_spec: str | None = None,
+    goals: Any = None,
 ) -> RunPlan:
     """The plan of the run `run_benchmark` would make with these arguments: validated the same way (a
     ValueError names what is wrong), planned the same way, looked up in the same cache (never written).
     `settings` are the run's seed, n_bootstrap, batch_size and on_error."""
-    loaded = load_rows(dataset, columns, data_spec)
-    setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings)
+    loaded, _revision = load_rows(dataset, columns, data_spec)
+    setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings, goals)
     codec = get_codec()
     texts = list(dict.fromkeys(g.context for g in setup.groups))
     n_tokens = dict(zip(texts, codec.count_batch(texts), strict=True))
@@ -216,6 +218,8 @@ def plan_calls(setup: Any, plan: MemoryPlan, groups: list[Any], cache: Cache, pr
     if set(setup.conditions) <= set(CEILINGS):  # a compressor named for a run of bounds only is never called
         shown = [n for n in shown if n.role != "compressor"]
         notes.append(f"no compressor runs: every condition is a bound ({', '.join(setup.conditions)})")
+    if partial := partial_choice(getattr(setup, "chosen", None)):
+        notes.append(partial)
     return RunPlan(shown, prices.currency if prices else "", prices is not None, notes)
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -26,6 +27,7 @@ from gacc_hf.hub.benchmark_yaml import (
 from gacc_hf.hub.eval_results import run_task_scores
 from gacc_hf.safe_yaml import dump_yaml
 from tests.helpers.data import SHIPPED_FOLDER
+from tests.helpers.paths import ROOT
 
 
 def _score(condition, ratio, language=None, compressor="mine"):
@@ -164,16 +166,27 @@ def _text(value):
     return isinstance(value, str) and value.strip() != ""
 
 
+def docs_eval_yamls():
+    """(where, text) of every eval.yaml the guides show: their YAML blocks that name an evaluation_framework."""
+    found = []
+    for path in sorted((ROOT / "docs").glob("*.md")):
+        for block in re.findall(r"^```yaml\n(.*?)^```$", path.read_text(encoding="utf-8"), re.M | re.S):
+            if "evaluation_framework:" in block:
+                found.append((path.name, block))
+    return found
+
+
 def test_every_eval_yaml_the_project_writes_follows_the_spec(tmp_path, capsys):
     both = tmp_path / "both.jsonl"
     both.write_text("".join(p.read_text(encoding="utf-8") for p in SAMPLE_FILES.values()), encoding="utf-8")
     assert main(["data", "build", str(both), str(tmp_path / "built")]) == 0
     assert main(["data", "build", "sample", str(tmp_path / "sample")]) == 0
     written = [SHIPPED_FOLDER / "eval.yaml", tmp_path / "built" / "eval.yaml", tmp_path / "sample" / "eval.yaml"]
-    for path in written:
-        text = path.read_text(encoding="utf-8")
-        assert spec_problems(yaml.safe_load(text)) == [], path
-        assert parse_eval_yaml(text)  # and gacc reads back what it writes
+    texts = [(str(path), path.read_text(encoding="utf-8")) for path in written] + docs_eval_yamls()
+    assert len(texts) == 4  # the shipped folder, two builds, the example of docs/results-and-publishing.md
+    for where, text in texts:
+        assert spec_problems(yaml.safe_load(text)) == [], where
+        assert parse_eval_yaml(text, where)  # and gacc reads back what it writes
     assert spec_problems({**GOOD, "extra": 1, "tasks": [{"id": "a"}, {"id": "a", "split": ""}]}) == [
         "unknown field extra",
         "task id a twice",
