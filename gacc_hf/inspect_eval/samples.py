@@ -15,7 +15,7 @@ from typing import Any
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser
 
-from gacc_hf.budget import RatioLike, token_budget
+from gacc_hf.budget import RatioLike, exact_ratio, token_budget
 from gacc_hf.data.schema import Group
 from gacc_hf.methods.hf_chat import chat_messages
 from gacc_hf.protocol import CompressorInput
@@ -82,7 +82,8 @@ def to_sample(planned: Planned, condition: str, ratio: RatioLike) -> Sample:
         "goal_id": group.goal_id,
         "shown_goal_id": planned.shown_goal_id,
         "condition": condition,
-        "ratio": float(ratio),
+        "ratio": float(exact_ratio(ratio)),
+        "ratio_given": str(ratio),  # as given ("0.29", "1/3"): what the budget's recount reads
         "source_tokens": planned.source_tokens,
         "budget": planned.item.token_budget,
         "language": group.language_tag,

@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
+from gacc_hf.budget import RatioLike
 from gacc_hf.data.schema import Group
+from gacc_hf.inspect_eval.samples import Planned, as_messages
 from gacc_hf.keys import answer_key
 from gacc_hf.methods.hf_chat import JUDGE_MAX_NEW_TOKENS, chat_messages, parse_verdict
 from gacc_hf.protocol import JudgeInput
 from gacc_hf.run.cache import Cache
-from gacc_hf.inspect_eval.samples import Planned, as_messages
 from gacc_hf.scoring.integrity import LeakAudit, budget_violations, count_errors
 from gacc_hf.text.matching import normalized
 from gacc_hf.tokenizer import Codec
@@ -41,6 +43,12 @@ async def grade(item: JudgeInput) -> bool:
     chat = chat_messages("judge", question=item.question, references=" | ".join(item.references), answer=item.answer)
     output = await get_model(role=GRADER_ROLE, required=True).generate(as_messages(chat), config=GRADER_CONFIG)
     return parse_verdict(output.completion)
+
+
+def given_ratio(text: str) -> RatioLike:
+    """The ratio as the task was given it: a decimal string stays one (the recount of L reads its digits),
+    `p/q` becomes that fraction."""
+    return Fraction(text) if "/" in text else text
 
 
 def _prompt_text(state: TaskState) -> str:
@@ -69,8 +77,9 @@ def gacc_scores() -> Metric:
 
 
 class Audit:
-    """The integrity audits of the run's groups: `audit` is the leak audit over every group of the data (a
-    context's other goals' questions count too); the recount of N is cached in memory, once per context."""
+    """The integrity audits of a run's samples. The leak audit covers every group of the data (a context's
+    other goals' questions count too); the independent recount of N is kept in an in-memory cache, once per
+    context."""
 
     def __init__(self, groups: Sequence[Group], codec: Codec) -> None:
         self.leaks = LeakAudit(groups)
@@ -78,21 +87,21 @@ class Audit:
         self._cache: Cache | None = None
 
     def counters(
-        self, state: TaskState, planned: Planned, memory: str
+        self, planned: Planned, memory: str, prompt: str, ratio: RatioLike
     ) -> tuple[dict[str, int], dict[str, list[tuple[str, str]]]]:
-        """The sample's integrity counters, and the held-out (kind, text) pairs behind its exposures."""
-        meta, group, shown_goal = state.metadata, planned.group, planned.item.goal
-        ledger = [{"memory_key": "memory", "budget": meta["budget"]}]
+        """One sample's integrity counters, and the held-out (kind, text) pairs behind its exposures: in the
+        memory, and in the prompt the compressor was sent (`""` when it was not called)."""
+        group, goal = planned.group, planned.item.goal
         if self._cache is None:
             self._cache = Cache(None)
-        prompt = _prompt_text(state) if state.store.get("ledger")["compressor_called"] else ""
         exposed = {
-            "memory": self.leaks.exposed(normalized(memory), group.context, shown_goal),
-            "prompt": self.leaks.exposed(normalized(prompt), group.context, shown_goal),
+            "memory": self.leaks.exposed(normalized(memory), group.context, goal),
+            "prompt": self.leaks.exposed(normalized(prompt), group.context, goal),
         }
+        ledger = [{"memory_key": "memory", "budget": planned.item.token_budget}]
         counters = {
             "budget_violations": budget_violations(ledger, {"memory": {"memory": memory}}, self.codec),
-            "count_errors": count_errors([group], {group.context: meta["source_tokens"]}, [meta["ratio"]], self._cache),
+            "count_errors": count_errors([group], {group.context: planned.source_tokens}, [ratio], self._cache),
             "exposures": len(exposed["memory"]),
             "prompt_exposures": len(exposed["prompt"]),
         }
@@ -108,13 +117,17 @@ def gacc_scorer(plans: Mapping[str, Planned], judge: Callable[..., Any] | None, 
         planned = plans[str(state.sample_id)]
         group = planned.group
         memory, answers = state.store.get("memory"), state.store.get("answers")
-        items = [JudgeInput(q.question, a, q.references, group.context) for q, a in zip(group.questions, answers, strict=True)]
+        items = [
+            JudgeInput(q.question, a, q.references, group.context)
+            for q, a in zip(group.questions, answers, strict=True)
+        ]
         if judge is None:
             verdicts = list(await asyncio.gather(*(grade(i) for i in items)))
         else:
             verdicts = [bool(judge(i)) for i in items]
         correct = sum(verdicts)
-        counters, exposed = audit.counters(state, planned, memory)
+        prompt = _prompt_text(state) if state.store.get("ledger")["compressor_called"] else ""
+        counters, exposed = audit.counters(planned, memory, prompt, given_ratio(state.metadata["ratio_given"]))
         rows = [
             {"question_id": q.question_id, "answer": a, "correct": v, "key": answer_key(q.question_id, a)}
             for q, a, v in zip(group.questions, answers, verdicts, strict=True)
@@ -128,7 +141,9 @@ def gacc_scorer(plans: Mapping[str, Planned], judge: Callable[..., Any] | None, 
                 **counters,
             },
             answer=memory,
-            explanation="\n".join(f"{r['question_id']}: {r['answer']!r} {'right' if r['correct'] else 'wrong'}" for r in rows),
+            explanation="\n".join(
+                f"{r['question_id']}: {r['answer']!r} {'right' if r['correct'] else 'wrong'}" for r in rows
+            ),
             metadata={"ledger": state.store.get("ledger"), "answers": rows, "exposed": exposed},
         )
 

@@ -17,9 +17,9 @@ from inspect_ai.model import GenerateConfig, Model, get_model
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from gacc_hf.budget import fit_to_budget
+from gacc_hf.inspect_eval.samples import Planned, as_messages
 from gacc_hf.methods.hf_chat import READER_MAX_NEW_TOKENS, READER_STOP, chat_messages, first_line
 from gacc_hf.protocol import ReaderInput
-from gacc_hf.inspect_eval.samples import Planned, as_messages
 
 READER_ROLE = "reader"
 #: The reader's length and stop settings: gacc-hf's local reader's (one short line). Greedy decoding is the
