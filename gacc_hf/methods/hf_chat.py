@@ -392,7 +392,12 @@ class PipelineJudge(_ChatMethod):
     role = "judge"
 
     def __init__(
-        self, lm: CausalLM, name: str, max_new_tokens: int = JUDGE_MAX_NEW_TOKENS, batch_size: int = 16, dtype: str = "float32"
+        self,
+        lm: CausalLM,
+        name: str,
+        max_new_tokens: int = JUDGE_MAX_NEW_TOKENS,
+        batch_size: int = 16,
+        dtype: str = "float32",
     ) -> None:
         super().__init__(lm, name, batch_size, {"max_new_tokens": max_new_tokens}, dtype)
         self.max_new_tokens = max_new_tokens
@@ -401,7 +406,9 @@ class PipelineJudge(_ChatMethod):
         return self.batch([item])[0]
 
     def chat_of(self, item: JudgeInput) -> list[dict[str, str]]:
-        return chat_messages("judge", question=item.question, references=" | ".join(item.references), answer=item.answer)
+        return chat_messages(
+            "judge", question=item.question, references=" | ".join(item.references), answer=item.answer
+        )
 
     def batch(self, items: Sequence[JudgeInput]) -> list[bool]:
         chats = [self.chat_of(i) for i in items]

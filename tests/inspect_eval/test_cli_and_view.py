@@ -3,6 +3,7 @@ its one-line errors, and `inspect view` opening its log in a real browser (Debia
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -112,3 +113,17 @@ def test_inspect_view_opens_the_log(viewer, log_dir):
             browser.close()
     assert "MICRO" in body and "PROMPT_EXPOSURES" in body
     assert Path(log.location).name in body
+
+
+def test_data_that_fails_validation_is_named_by_file_row_and_field(tmp_path):
+    row = {"context_id": "c1", "source": "s", "context": "Some text.", "goal_id": "g1", "goal": "a goal"}
+    row |= {
+        "questions": [{"question_id": "q1", "question": "What?"}],
+        "gold": [{"question_id": "q1", "references": []}],
+    }
+    (tmp_path / "bad.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    done = inspect_eval("--model-role", "reader=mockllm/model", "-T", "data=bad.jsonl", cwd=tmp_path)
+    said = (done.stdout + done.stderr).strip()
+    assert done.returncode == 1
+    assert said.startswith("gacc_hf/gacc_bench: 1 problem(s) in the dataset:")
+    assert "bad.jsonl: row 0 (goal_id='g1'), line 1, field 'gold[0].references'" in said

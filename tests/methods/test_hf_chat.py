@@ -115,7 +115,9 @@ def test_each_distinct_memory_is_prefilled_once(tiny, monkeypatch):
     assert len(prefills) == 2
     texts = [reader.lm.tokenizer.decode(p) for p in prefills]
     for text, memory in zip(texts, MEMORIES[1:], strict=True):  # everything before the question is shared
-        prompt = reader.lm.tokenizer.decode(reader._prompt_ids(pipeline.chat_messages("reader", memory=memory, question="Q?")))
+        prompt = reader.lm.tokenizer.decode(
+            reader._prompt_ids(pipeline.chat_messages("reader", memory=memory, question="Q?"))
+        )
         assert memory in text and prompt.startswith(text) and prompt[len(text) :].strip().startswith("Q?")
     reader.batch(items[-1:])  # the same memory in the next runner chunk: its prefix is still cached
     assert len(prefills) == 2
@@ -187,7 +189,9 @@ def test_goal_and_no_goal_use_their_own_prompt_template():
 
 def test_a_chinese_question_is_asked_in_chinese_and_an_english_one_in_english():
     zh = pipeline.chat_messages("reader", memory="账本数据库在 3 月 14 日停写。", question="主库停写了多久？")
-    en = pipeline.chat_messages("reader", memory="账本数据库在 3 月 14 日停写。", question="How long was the ledger down?")
+    en = pipeline.chat_messages(
+        "reader", memory="账本数据库在 3 月 14 日停写。", question="How long was the ledger down?"
+    )
     assert zh == [{"role": "system", "content": "用几个词回答。"}, {"role": "user", "content": zh[-1]["content"]}]
     assert zh[-1]["content"].endswith("问题：主库停写了多久？")
     assert en[0]["content"] == "Answer in a few words." and en[-1]["content"].endswith(
