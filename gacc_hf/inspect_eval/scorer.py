@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from inspect_ai.model import ChatMessageAssistant, GenerateConfig, get_model
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
@@ -26,8 +26,9 @@ from gacc_hf.data.schema import Group
 from gacc_hf.inspect_eval.samples import Planned, as_messages
 from gacc_hf.keys import answer_key
 from gacc_hf.methods.hf_chat import JUDGE_MAX_NEW_TOKENS, chat_messages, parse_verdict
-from gacc_hf.protocol import JudgeInput
+from gacc_hf.protocol import JudgeInput, call_many
 from gacc_hf.run.cache import Cache
+from gacc_hf.run.calls import check_bool
 from gacc_hf.scoring.integrity import LeakAudit, budget_violations, count_errors
 from gacc_hf.text.matching import normalized
 from gacc_hf.tokenizer import Codec
@@ -62,16 +63,15 @@ def gacc_scores() -> Metric:
     the integrity counters, over the scored samples."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
-        values = [s.score.value for s in scores]
-        assert all(isinstance(v, Mapping) for v in values)
-        questions = sum(v["questions"] for v in values)  # type: ignore[index]
+        values = [cast(Mapping[str, float], s.score.value) for s in scores]
+        questions = sum(v["questions"] for v in values)
         out = {
-            "micro": sum(v["correct"] for v in values) / questions if questions else float("nan"),  # type: ignore[index]
-            "macro": sum(v["all_correct"] for v in values) / len(values) if values else float("nan"),  # type: ignore[index]
+            "micro": sum(v["correct"] for v in values) / questions if questions else float("nan"),
+            "macro": sum(v["all_correct"] for v in values) / len(values) if values else float("nan"),
             "n_questions": questions,
             "n_goals": len(values),
         }
-        return {**out, **{k: sum(v[k] for v in values) for k in INTEGRITY}}  # type: ignore[index]
+        return {**out, **{k: sum(v[k] for v in values) for k in INTEGRITY}}
 
     return compute
 
@@ -124,7 +124,7 @@ def gacc_scorer(plans: Mapping[str, Planned], judge: Callable[..., Any] | None, 
         if judge is None:
             verdicts = list(await asyncio.gather(*(grade(i) for i in items)))
         else:
-            verdicts = [bool(judge(i)) for i in items]
+            verdicts = [check_bool(v) for v in call_many(judge, items)]
         correct = sum(verdicts)
         prompt = _prompt_text(state) if state.store.get("ledger")["compressor_called"] else ""
         counters, exposed = audit.counters(planned, memory, prompt, given_ratio(state.metadata["ratio_given"]))
