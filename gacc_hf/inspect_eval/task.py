@@ -16,6 +16,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai._util.error import PrerequisiteError  # Inspect's one-line error for a run it cannot start
+from inspect_ai._util.package import get_installed_package_name
 from inspect_ai.dataset import MemoryDataset
 from inspect_ai.model import get_model
 from inspect_ai.model._model import active_model  # set while Inspect resolves an eval's tasks
@@ -69,7 +70,14 @@ def build(data: str, ratio: RatioLike, condition: str, judge: str) -> Task:
     )
 
 
-@task
+# Inspect names a task `<package>/<name>` when it finds the task's module in an installed package, and then finds
+# it by that name. From a checkout's root (on sys.path before site-packages, as with `python -c` or PYTHONPATH) it
+# reads the root's `gacc_hf.egg-info`, which has no install record, and would name it plain `gacc_bench`, so that
+# `gacc_hf/gacc_bench` is not found: there the name is given whole.
+_NAME = "gacc_bench" if get_installed_package_name(require_roles) == "gacc_hf" else TASK
+
+
+@task(name=_NAME)
 def gacc_bench(data: str = "sample", ratio: float | str = 0.2, condition: str = "own", judge: str = "contains") -> Task:
     """GACC-Bench on `data` (a gacc-hf data spec: `sample`, `sample:all`, a file, a folder, a Hub id) at one
     retention `ratio` (a decimal, or `p/q`) under `condition` (`own` or `none`), judged by `judge` (a gacc-hf

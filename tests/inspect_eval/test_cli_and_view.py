@@ -18,6 +18,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from playwright.sync_api import sync_playwright
 
 from gacc_hf import load_sample
+from tests.helpers.paths import ROOT
 
 INSPECT = str(Path(sys.executable).parent / "inspect")
 CHROMIUM = Path("/usr/bin/chromium")
@@ -127,3 +128,18 @@ def test_data_that_fails_validation_is_named_by_file_row_and_field(tmp_path):
     assert done.returncode == 1
     assert said.startswith("gacc_hf/gacc_bench: 1 problem(s) in the dataset:")
     assert "bad.jsonl: row 0 (goal_id='g1'), line 1, field 'gold[0].references'" in said
+
+
+def test_the_task_is_found_by_name_from_the_checkouts_root_too(tmp_path):
+    # the root's gacc_hf.egg-info, found before the installed metadata, must not change the task's name
+    script = (
+        "from inspect_ai import eval\n"
+        f"[log] = eval('gacc_hf/gacc_bench', model='mockllm/model', model_roles={{'reader': 'mockllm/model'}},"
+        f" limit=1, log_dir={str(tmp_path)!r}, display='none')\n"
+        "print(log.eval.task, log.status)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env={**ENV, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "gacc_hf/gacc_bench success"), done.stderr[-2000:]
