@@ -42,7 +42,8 @@ def main() -> None:
             gacc_bench(ratio=args.ratio), model=mock_compressor(), model_roles={"reader": reader},
             limit=args.groups, log_dir=logs, display="none", max_connections=1,
         )  # fmt: skip
-    inspect_seconds = time.perf_counter() - start
+        inspect_seconds = time.perf_counter() - start
+        ours = [(s.id, a) for s in log.samples for a in s.scores["gacc_scorer"].metadata["answers"]]
     start = time.perf_counter()
     result = gacc_hf.run_benchmark(
         "sample", compressor=echo_compressor, reader="smollm2", judge="contains", ratios=args.ratio,
@@ -50,7 +51,6 @@ def main() -> None:
     )  # fmt: skip
     gacc_seconds = time.perf_counter() - start
     theirs = {(a["goal_id"], a["question_id"]): a["answer"] for a in result.answers}
-    ours = [(s.id, a) for s in log.samples for a in s.scores["gacc_scorer"].metadata["answers"]]
     equal = sum(a["answer"] == theirs[(goal, a["question_id"])] for goal, a in ours)
     micro = log.results.scores[0].metrics["micro"].value
     print(f"groups {args.groups}, questions {len(ours)}, ratio {args.ratio}")
