@@ -65,7 +65,7 @@ def floor(reader, items: dict[str, list[str]]) -> tuple[float, dict[tuple[str, s
     outs = decoder.decode(rows)
     seconds = time.perf_counter() - started
     return seconds, {
-        key: pipeline._first_line(tokenizer.decode(out, skip_special_tokens=True))
+        key: pipeline.first_line(tokenizer.decode(out, skip_special_tokens=True))
         for key, out in zip(keys, outs, strict=True)
     }
 

@@ -73,6 +73,7 @@ PROMPTS: dict[str, dict[str, dict[str, str | None]]] = {
 PROMPT_LANGUAGE = "en"  # the templates of a language without its own
 
 READER_MAX_NEW_TOKENS = 24
+JUDGE_MAX_NEW_TOKENS = 3  # the verdict is its first word
 READER_STOP = ("\n",)  # answers are one line: stop there instead of running to max_new_tokens
 PREFIX_CACHE_MIN_TOKENS = 0  # memories with shorter prompt prefixes are read on the plain path (PipelineReader)
 # Rows per batch when the spec names no batch_size. On a CPU: 8 for the compressor, 16 for the judge and
@@ -100,7 +101,7 @@ def parse_verdict(reply: str) -> bool:
     return bool(match) and match.group(1).lower() == "correct"
 
 
-def _chat(role: str, **fields: Any) -> list[dict[str, str]]:
+def chat_messages(role: str, **fields: Any) -> list[dict[str, str]]:
     """The chat messages of one prompt, in the language of its question (the compressor's: its context); the
     compressor's template depends on whether a goal is shown."""
     language = primary(detect_language(fields["question"] if "question" in fields else fields["context"]))
@@ -226,7 +227,7 @@ class PipelineCompressor(_ChatMethod):
         return self.batch([item])[0]
 
     def chat_of(self, item: CompressorInput) -> list[dict[str, str]]:
-        return _chat("compressor", context=item.context, goal=item.goal)
+        return chat_messages("compressor", context=item.context, goal=item.goal)
 
     def batch(self, items: Sequence[CompressorInput]) -> list[str]:
         chats = [self.chat_of(i) for i in items]
@@ -300,7 +301,7 @@ class PipelineReader(_ChatMethod):
         return answer
 
     def chat_of(self, item: ReaderInput) -> list[dict[str, str]]:
-        return _chat("reader", memory=item.memory, question=item.question)
+        return chat_messages("reader", memory=item.memory, question=item.question)
 
     def batch(self, items: Sequence[ReaderInput]) -> list[str | Exception]:
         """One answer per item, or a ValueError for an item whose prompt overflows the context window."""
@@ -327,20 +328,20 @@ class PipelineReader(_ChatMethod):
                 plain += [(memory, q) for q in answers]
         decoded = self._decoder().decode([(prefix, tail) for _, _, prefix, tail in rows], report)
         for (memory, question, _, _), new in zip(rows, decoded, strict=True):
-            by_memory[memory][question] = _first_line(self.lm.tokenizer.decode(new, skip_special_tokens=True))
-        chats = [_chat("reader", memory=m, question=q) for m, q in plain]
+            by_memory[memory][question] = first_line(self.lm.tokenizer.decode(new, skip_special_tokens=True))
+        chats = [chat_messages("reader", memory=m, question=q) for m, q in plain]
         for (memory, question), answer in zip(
             plain, self._generate(chats, [self.max_new_tokens] * len(chats), READER_STOP), strict=True
         ):
-            by_memory[memory][question] = _first_line(answer)
+            by_memory[memory][question] = first_line(answer)
         return [by_memory[i.memory][i.question] for i in items]
 
     def memory_prompts(self, memory: str, questions: Sequence[str]) -> tuple[list[list[int]], int]:
         """The prompt ids of a memory's questions, and how many leading tokens they share: everything
         before the question (a probe question shows where prompts of this memory start to differ), and
         at least one token of each prompt left after it."""
-        ids = [self._prompt_ids(_chat("reader", memory=memory, question=q)) for q in questions]
-        probe = self._prompt_ids(_chat("reader", memory=memory, question=_PROBE))
+        ids = [self._prompt_ids(chat_messages("reader", memory=memory, question=q)) for q in questions]
+        probe = self._prompt_ids(chat_messages("reader", memory=memory, question=_PROBE))
         return ids, min(common_prefix([*ids, probe]), min(len(r) for r in ids) - 1)
 
     def _decoder(self) -> RowDecoder:
@@ -372,10 +373,10 @@ def _excerpt(text: str, width: int = 60) -> str:
     return repr(text[:width] + ("…" if len(text) > width else ""))
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
     """The answer proper: the generated text up to its first line break, stripped.
 
-    >>> _first_line("  47 minutes.\\nQuestion: next")
+    >>> first_line("  47 minutes.\\nQuestion: next")
     '47 minutes.'
     """
     return text.strip().split("\n", 1)[0].strip()
@@ -391,7 +392,12 @@ class PipelineJudge(_ChatMethod):
     role = "judge"
 
     def __init__(
-        self, lm: CausalLM, name: str, max_new_tokens: int = 3, batch_size: int = 16, dtype: str = "float32"
+        self,
+        lm: CausalLM,
+        name: str,
+        max_new_tokens: int = JUDGE_MAX_NEW_TOKENS,
+        batch_size: int = 16,
+        dtype: str = "float32",
     ) -> None:
         super().__init__(lm, name, batch_size, {"max_new_tokens": max_new_tokens}, dtype)
         self.max_new_tokens = max_new_tokens
@@ -400,7 +406,9 @@ class PipelineJudge(_ChatMethod):
         return self.batch([item])[0]
 
     def chat_of(self, item: JudgeInput) -> list[dict[str, str]]:
-        return _chat("judge", question=item.question, references=" | ".join(item.references), answer=item.answer)
+        return chat_messages(
+            "judge", question=item.question, references=" | ".join(item.references), answer=item.answer
+        )
 
     def batch(self, items: Sequence[JudgeInput]) -> list[bool]:
         chats = [self.chat_of(i) for i in items]

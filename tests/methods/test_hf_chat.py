@@ -90,7 +90,7 @@ def test_prefix_cached_reading_equals_the_plain_path(tiny):
 
 def test_only_memories_of_cache_min_tokens_are_prefix_cached(tiny, monkeypatch):
     reader = build("reader", str(tiny), max_new_tokens=4)
-    lengths = [len(reader._prompt_ids(pipeline._chat("reader", memory=m, question="?"))) for m in MEMORIES[1:]]
+    lengths = [len(reader._prompt_ids(pipeline.chat_messages("reader", memory=m, question="?"))) for m in MEMORIES[1:]]
     reader.cache_min_tokens = (lengths[0] + lengths[1]) // 2  # the short memory below it, the long one above
     prefills, prompts = [], []
     original_prefill, original_pipe = prefix_decoding.prefill, reader.lm.pipeline
@@ -115,7 +115,9 @@ def test_each_distinct_memory_is_prefilled_once(tiny, monkeypatch):
     assert len(prefills) == 2
     texts = [reader.lm.tokenizer.decode(p) for p in prefills]
     for text, memory in zip(texts, MEMORIES[1:], strict=True):  # everything before the question is shared
-        prompt = reader.lm.tokenizer.decode(reader._prompt_ids(pipeline._chat("reader", memory=memory, question="Q?")))
+        prompt = reader.lm.tokenizer.decode(
+            reader._prompt_ids(pipeline.chat_messages("reader", memory=memory, question="Q?"))
+        )
         assert memory in text and prompt.startswith(text) and prompt[len(text) :].strip().startswith("Q?")
     reader.batch(items[-1:])  # the same memory in the next runner chunk: its prefix is still cached
     assert len(prefills) == 2
@@ -137,8 +139,8 @@ def test_the_answer_ends_at_the_stop_string(tiny, monkeypatch):
 
 
 def test_only_the_first_line_is_the_answer():
-    assert pipeline._first_line("\n 47 minutes. \nQuestion: who?") == "47 minutes."
-    assert pipeline._first_line("Paris") == "Paris"
+    assert pipeline.first_line("\n 47 minutes. \nQuestion: who?") == "47 minutes."
+    assert pipeline.first_line("Paris") == "Paris"
 
 
 def test_every_pipeline_batch_is_padded_left_and_limited_to_max_new_tokens(tiny, monkeypatch):
@@ -179,24 +181,26 @@ def test_one_generation_serves_every_budget_of_a_prompt(tiny, monkeypatch):
 
 
 def test_goal_and_no_goal_use_their_own_prompt_template():
-    goal = pipeline._chat("compressor", context="C", goal="G")
-    none = pipeline._chat("compressor", context="C", goal=" ")
+    goal = pipeline.chat_messages("compressor", context="C", goal="G")
+    none = pipeline.chat_messages("compressor", context="C", goal=" ")
     assert goal[-1]["content"] == PROMPTS["compressor"]["en"]["goal"].format(context="C", goal="G")
     assert none[-1]["content"] == PROMPTS["compressor"]["en"]["no_goal"].format(context="C")
 
 
 def test_a_chinese_question_is_asked_in_chinese_and_an_english_one_in_english():
-    zh = pipeline._chat("reader", memory="账本数据库在 3 月 14 日停写。", question="主库停写了多久？")
-    en = pipeline._chat("reader", memory="账本数据库在 3 月 14 日停写。", question="How long was the ledger down?")
+    zh = pipeline.chat_messages("reader", memory="账本数据库在 3 月 14 日停写。", question="主库停写了多久？")
+    en = pipeline.chat_messages(
+        "reader", memory="账本数据库在 3 月 14 日停写。", question="How long was the ledger down?"
+    )
     assert zh == [{"role": "system", "content": "用几个词回答。"}, {"role": "user", "content": zh[-1]["content"]}]
     assert zh[-1]["content"].endswith("问题：主库停写了多久？")
     assert en[0]["content"] == "Answer in a few words." and en[-1]["content"].endswith(
         "Question: How long was the ledger down?"
     )
-    judge = pipeline._chat("judge", question="主库停写了多久？", references="47 分钟", answer="47分钟")
+    judge = pipeline.chat_messages("judge", question="主库停写了多久？", references="47 分钟", answer="47分钟")
     assert judge[-1]["content"].startswith("问题：主库停写了多久？\n参考答案：47 分钟")
     assert "CORRECT 或 INCORRECT" in judge[0]["content"]  # the verdict words parse_verdict reads
-    context = pipeline._chat("compressor", context="事故复盘：缓存雪崩", goal="找出原因")
+    context = pipeline.chat_messages("compressor", context="事故复盘：缓存雪崩", goal="找出原因")
     assert context[-1]["content"].endswith("列出上文中与这个目标有关的关键事实（名称、数字、日期）：找出原因")
 
 

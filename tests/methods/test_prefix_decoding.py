@@ -126,7 +126,7 @@ def test_only_models_whose_cache_is_plain_layers_are_prefix_decoded():
 def test_finished_rows_leave_the_batch(tiny):
     reader = build("reader", str(tiny), max_new_tokens=5, cache_min_tokens=0)
     model = reader.lm.model
-    ids = [reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question=q)) for q in QUESTIONS[:3]]
+    ids = [reader._prompt_ids(pipeline.chat_messages("reader", memory=MEMORY, question=q)) for q in QUESTIONS[:3]]
     shared = pipeline.common_prefix(ids)
     prefix, tails = ids[0][:shared], [r[shared:] for r in ids]
     prefilled = prefill(model, tuple(prefix))
@@ -149,7 +149,7 @@ def test_finished_rows_leave_the_batch(tiny):
 
 def test_prefix_decoding_refuses_what_it_cannot_decode_exactly(tiny):
     reader = build("reader", str(tiny), cache_min_tokens=0)
-    ids = reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question="Q?"))
+    ids = reader._prompt_ids(pipeline.chat_messages("reader", memory=MEMORY, question="Q?"))
     prefilled = prefill(reader.lm.model, tuple(ids[:-3]))
     with pytest.raises(ValueError, match="non-empty prefix"):
         Prefilled((), prefilled.cache)
@@ -197,7 +197,7 @@ def test_max_new_tokens_zero_is_refused(tiny):
 def test_a_prompt_over_the_context_window_is_an_error_for_its_items_only(tiny, tmp_path):
     reader = build("reader", str(tiny), max_new_tokens=4, cache_min_tokens=0)
     short = ReaderInput("The ledger stayed read-only.", "How long?")
-    length = len(reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question="Why?")))
+    length = len(reader._prompt_ids(pipeline.chat_messages("reader", memory=MEMORY, question="Why?")))
     reader.window = length + 4  # "Why?" fits exactly with its 4 new tokens; longer questions do not
     out = reader.batch([ReaderInput(MEMORY, "Why?"), short])
     assert all(isinstance(a, str) for a in out)
@@ -261,7 +261,7 @@ def test_prefill_keeps_the_cache_of_a_full_forward_without_the_prefix_logits(tin
 
     reader = build("reader", str(tiny), cache_min_tokens=0)
     model = reader.lm.model
-    ids = tuple(reader._prompt_ids(pipeline._chat("reader", memory=MEMORY, question="Q?")))
+    ids = tuple(reader._prompt_ids(pipeline.chat_messages("reader", memory=MEMORY, question="Q?")))
     shapes = []
     hook = model.register_forward_hook(lambda m, args, out: shapes.append(tuple(out.logits.shape)))
     try:
