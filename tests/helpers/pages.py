@@ -27,8 +27,14 @@ PLANTED_ANSWER = "<script>document.body.dataset.answered = '1'</script><b>bold</
 CONDITIONS = ("own", "none", "full", "oracle", "closed")
 
 
-def _run(folder: Path, rows: list[dict], edit: Callable[[dict], None] | None = None, answer: str = "") -> Path:
-    result = rules_run(rows, compressor=["truncate", "goal-lines"], ratios=[0.2, 0.5], conditions=CONDITIONS)
+def _run(
+    folder: Path,
+    rows: list[dict],
+    edit: Callable[[dict], None] | None = None,
+    answer: str = "",
+    conditions: tuple[str, ...] = CONDITIONS,
+) -> Path:
+    result = rules_run(rows, compressor=["truncate", "goal-lines"], ratios=[0.2, 0.5], conditions=conditions)
     for memory in result.memories if edit else ():
         edit(memory)
     if answer:
@@ -57,6 +63,11 @@ def chinese_run(folder: Path) -> Path:
     """A rules run on the Chinese fixture."""
     lines = (ROOT / "tests" / "fixtures" / "zh_fixture.jsonl").read_text(encoding="utf-8").splitlines()
     return _run(folder, [json.loads(line) for line in lines])
+
+
+def sourceless_run(folder: Path) -> Path:
+    """An English rules run without the `full` condition: the page holds no source, each memory as text."""
+    return _run(folder, synthetic_rows(seed=0, contexts=4), conditions=("own", "none"))
 
 
 @contextmanager

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from playwright.sync_api import Page
 
-from tests.helpers.pages import PLANTED, PLANTED_ANSWER, chinese_run, chromium, english_run, open_page
+from tests.helpers.pages import PLANTED, PLANTED_ANSWER, chinese_run, chromium, english_run, open_page, sourceless_run
 
 
 @pytest.fixture(scope="module")
@@ -85,6 +85,26 @@ def test_a_question_only_phrase_keeps_that_questions_answers(browser, chinese):
     _search(page, "")
     assert int(page.inner_text("#visible")) == len(answers) and page.inner_text("#search-count") == ""
     assert page.locator("#goal-view mark.hit").count() == 0
+    assert errors == []
+
+
+def test_without_a_source_a_search_keeps_the_answers_of_the_memories_holding_it(browser, tmp_path):
+    folder = sourceless_run(tmp_path / "sourceless")
+    page, errors = open_page(browser, folder)
+    phrase = "prices are exclusive of vat"  # a line of the first source, kept by some of its memories
+    expected = _found(folder, phrase)
+    memories = pq.read_table(folder / "memories.parquet").to_pylist()
+    cell = ("goal_id", "compressor", "condition", "ratio")
+    holding = {tuple(m[k] for k in cell) for m in memories if phrase in (m["memory"] or "").lower()}
+    assert expected and {tuple(r[k] for k in cell) for r in expected} == holding
+    # that source's memories only, not all 24 of them (3 goals x 2 compressors x 2 ratios x 2 conditions)
+    assert {r["context_id"] for r in expected} == {"syn-0-000000"} and len(holding) < 24
+    _search(page, "Prices are EXCLUSIVE of VAT")
+    assert int(page.inner_text("#visible")) == len(expected)
+    page.select_option(
+        "#side-a", page.locator("#goal-view tr[data-answer]").first.get_attribute("data-answer").split("~")[0]
+    )
+    assert page.locator("#goal-view .beside mark.hit").all_text_contents() == ["Prices are exclusive of VAT"]
     assert errors == []
 
 

@@ -2,18 +2,14 @@
 // Free-text search of report.html: a phrase (case folded, Chinese as written) looked up in the sources, the
 // memories, the questions with their gold answers, and the answers. The texts are folded once, at the first search.
 const pageSearch = (function () {
+  const PART = "\u0000"; // between two texts of one string: a phrase never holds it, so no match runs across
   // lower case where that keeps every offset (a highlight indexes the text as written), else the text as written
   function fold(text) {
     const low = text.toLowerCase();
     return low.length === text.length ? low : text;
   }
   function needle(query) {
-    return fold(query.trim());
-  }
-  function pairs(flat) {
-    const out = [];
-    for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
-    return out;
+    return fold(query.trim()).split(PART).join("");
   }
   // [[start, end], ...]: where the phrase occurs in `text`, in UTF-16 code units as JS strings index
   function hits(text, phrase) {
@@ -26,9 +22,12 @@ const pageSearch = (function () {
     return out;
   }
 
+  // The texts of a goal other than its source, folded into one string (one look-up a goal, not one a text):
+  // its questions with their gold answers, what its memories hold that is not in the source, and its answers,
+  // parted by PART. A memory's verbatim spans need no text of their own: a phrase in one
+  // is in the source, which keeps every answer of the goal.
   function index(data) {
     const sources = new Map();
-    const memories = new Map();
     const goals = new WeakMap();
     function source(context) {
       if (!sources.has(context)) {
@@ -37,37 +36,54 @@ const pageSearch = (function () {
       }
       return sources.get(context);
     }
-    // a memory's text: the spans of its source it copies, then what it holds that is not in the source
-    function memory(k, context) {
-      if (!memories.has(k)) {
-        const m = data.kept[k];
-        const text = data.sources[context];
-        const copied = typeof text === "string" ? pairs(m.s).map(([s, e]) => text.slice(s, e)) : [];
-        memories.set(k, fold(copied.concat(m.o ? [m.o] : []).join("\n")));
-      }
-      return memories.get(k);
-    }
+    // parts in order: the questions, the memories of `keys`, the answers; `starts`: where each part begins
     function texts(goal) {
       let t = goals.get(goal);
-      if (!t) {
-        t = {
-          source: source(goal.context),
-          questions: goal.questions.map((q) => fold([q.text].concat(q.refs).join("\n"))),
-          memories: Object.entries(goal.memories).map(([key, m]) => [Number(key), memory(m[0], goal.context)]),
-          answers: goal.answers.map((r) => fold(String(r.length > 5 ? r[5] : r[2] ?? ""))),
-        };
-        goals.set(goal, t);
+      if (t) return t;
+      const parts = goal.questions.map((q) => (q.refs.length ? q.text + "\n" + q.refs.join("\n") : q.text));
+      const keys = [];
+      for (const key in goal.memories) {
+        const other = data.kept[goal.memories[key][0]].o;
+        if (other) parts.push(other), keys.push(Number(key));
       }
+      for (const r of goal.answers) parts.push(r.length > 5 ? r[5] : r[2] === null ? "" : r[2]);
+      const starts = new Int32Array(parts.length);
+      let at = 0;
+      for (let i = 0; i < parts.length; i++) (starts[i] = at), (at += parts[i].length + 1);
+      const joined = parts.join(PART);
+      const low = joined.toLowerCase();
+      const text = low.length === joined.length ? low : parts.map(fold).join(PART);
+      t = { source: source(goal.context), text, starts, questions: goal.questions.length, keys };
+      goals.set(goal, t);
       return t;
     }
-    // (row, its index in goal.answers) -> whether the phrase is in the goal's source, the row's question, the
-    // memory it read, or its answer
+    function part(starts, at) {
+      let lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid] <= at) lo = mid;
+        else hi = mid - 1;
+      }
+      return lo;
+    }
+    // (row, its index in goal.answers) -> whether the phrase is in the goal's source, the row's question or its
+    // gold answers, the memory it read, or its answer
     function inGoal(goal, phrase) {
       const t = texts(goal);
       if (t.source.includes(phrase)) return () => true;
-      const questions = t.questions.map((q) => q.includes(phrase));
-      const read = new Set(t.memories.filter(([, text]) => text.includes(phrase)).map(([key]) => key));
-      return (row, j) => questions[row[0]] || read.has(row[1]) || t.answers[j].includes(phrase);
+      const questions = new Set();
+      const read = new Set();
+      const answers = new Set();
+      const memories = t.questions + t.keys.length;
+      for (let at = t.text.indexOf(phrase); at !== -1; at = t.text.indexOf(phrase, at + 1)) {
+        const i = part(t.starts, at);
+        if (i < t.questions) questions.add(i);
+        else if (i < memories) read.add(t.keys[i - t.questions]);
+        else answers.add(i - memories);
+      }
+      if (!questions.size && !read.size && !answers.size) return () => false;
+      return (row, j) => questions.has(row[0]) || read.has(row[1]) || answers.has(j);
     }
     return { inGoal };
   }
