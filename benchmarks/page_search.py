@@ -24,11 +24,11 @@ from pathlib import Path
 
 from playwright.sync_api import Page, sync_playwright
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from page import build  # noqa: E402  (benchmarks/page.py: the same generated run)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/page.py: the same generated run
+from page import build
 
-from gacc_hf.results.layout import RunResults  # noqa: E402
-from gacc_hf.results.page import render_page  # noqa: E402
+from gacc_hf.results.layout import RunResults
+from gacc_hf.results.page import render_page
 
 TARGET = 0.5
 CJK = re.compile(r"[\u4e00-\u9fff]{4}")
