@@ -207,9 +207,12 @@ def test_a_rows_link_opens_that_answer_marked(browser, english):
     assert page.locator("tr.target").count() == 0
     row.locator("a").click()
     assert page.locator("tr.target").count() == 1 and page.get_attribute("tr.target", "data-answer") == key
+    assert page.url.endswith(href)  # the address names that answer too, until the view changes
     reopened, more = open_page(browser, english.joinpath("report.html").as_uri() + href)
     assert reopened.get_attribute("tr.target", "data-answer") == key
     assert reopened.input_value("#f-outcome") == "lost"
+    reopened.select_option("#f-ratio", "0.5")
+    assert "answer=" not in reopened.url and "ratio=0.5" in reopened.url
     assert errors == [] and more == []
 
 

@@ -14,6 +14,7 @@
   let found = null; // the search index, built at the first search
   let sort = { key: "", dir: "asc" };
   let pending = null; // the sides and answer of a link being opened, applied when its goal is drawn
+  let named = ""; // the answer a link named: marked, and kept in the link, until the view is changed
 
   function el(tag, text, cls) {
     const node = document.createElement(tag);
@@ -70,8 +71,14 @@
       const select = $("f-" + name);
       const labels = { [NONE]: name === "outcome" ? "no verdict" : "not recorded" };
       select.replaceChildren(option("", "all"), ...unique(seen[name]).map((v) => option(v, labels[v] || v)));
-      select.addEventListener("change", update);
+      select.addEventListener("change", byUser(update));
     });
+  }
+  function byUser(draw) {
+    return () => {
+      named = "";
+      draw();
+    };
   }
 
   function matches(goal, row, chosen) {
@@ -254,6 +261,7 @@
       if (sort.key === key) th.setAttribute("aria-sort", sort.dir === "asc" ? "ascending" : "descending");
       const flip = () => {
         sort = { key, dir: sort.key === key && sort.dir === "asc" ? "desc" : "asc" };
+        named = "";
         drawGoal();
       };
       th.addEventListener("click", flip);
@@ -270,7 +278,7 @@
 
   function answerTable(goal, keep, needle, target) {
     const wrap = el("div");
-    const state = linkState();
+    const state = { ...linkState(), answer: "" };
     goal.questions.forEach((q, qi) => {
       const rows = goal.answers.filter((r, j) => r[0] === qi && keep(r, j));
       if (!rows.length) return;
@@ -313,15 +321,18 @@
     state.a = $("side-a").value;
     state.b = $("side-b").value;
     state.sort = sort.key ? sort.key + "-" + sort.dir : "";
+    state.answer = named;
     return state;
   }
 
   function drawGoal() {
     const view = $("goal-view");
     const index = $("goal").value;
-    const target = pending ? pending.answer : undefined;
+    const opened = pending && pending.answer;
+    if (pending) named = pending.answer || "";
     if (index === "") {
       pending = null;
+      named = "";
       view.replaceChildren(el("p", "No answer matches these filters."));
       $("search-here").textContent = "";
       return pageLink.write(linkState());
@@ -345,12 +356,12 @@
     const panes = el("div", null, "panes");
     panes.append(left, beside);
     pageLink.write(linkState());
-    view.replaceChildren(head, panes, answerTable(goal, shownIn(goal, chosen, needle), needle, target));
+    view.replaceChildren(head, panes, answerTable(goal, shownIn(goal, chosen, needle), needle, named));
     const n = view.querySelectorAll("mark.hit").length;
     $("search-here").dataset.count = needle ? String(n) : "";
     $("search-here").textContent = needle ? n + " highlighted in this goal" : "";
     $("share").href = "#" + pageLink.text(linkState());
-    const row = target && view.querySelector("tr.target");
+    const row = opened && view.querySelector("tr.target");
     if (row) row.scrollIntoView({ block: "center" });
   }
 
@@ -364,10 +375,10 @@
   }
 
   fillFilters();
-  $("search").addEventListener("input", update);
-  $("goal").addEventListener("change", drawGoal);
-  $("side-a").addEventListener("change", drawGoal);
-  $("side-b").addEventListener("change", drawGoal);
+  $("search").addEventListener("input", byUser(update));
+  $("goal").addEventListener("change", byUser(drawGoal));
+  $("side-a").addEventListener("change", byUser(drawGoal));
+  $("side-b").addEventListener("change", byUser(drawGoal));
   pageLink.listen(open);
   open(pageLink.read());
   document.body.dataset.ready = "1";
