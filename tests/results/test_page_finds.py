@@ -108,6 +108,15 @@ def test_without_a_source_a_search_keeps_the_answers_of_the_memories_holding_it(
     assert errors == []
 
 
+def test_case_is_folded_without_moving_a_highlight(browser, english):
+    page, errors = open_page(browser, english)
+    # İ lower-cases to two characters (i and a dot above): it stays as written, the rest of the text folds
+    folded = page.evaluate("[pageSearch.fold('İstanbul, ISTANBUL'), pageSearch.fold('Ärger 数据 ABC')]")
+    assert folded == ["İstanbul, istanbul", "ärger 数据 abc"]
+    assert page.evaluate("pageSearch.hits('İstanbul, ISTANBUL', pageSearch.needle(' Istanbul '))") == [[10, 18]]
+    assert errors == []
+
+
 def test_a_search_that_finds_nothing_says_so(browser, english):
     page, errors = open_page(browser, english)
     _search(page, "no such phrase anywhere 无此短语")

@@ -3,10 +3,17 @@
 // memories, the questions with their gold answers, and the answers. The texts are folded once, at the first search.
 const pageSearch = (function () {
   const PART = "\u0000"; // between two texts of one string: a phrase never holds it, so no match runs across
-  // lower case where that keeps every offset (a highlight indexes the text as written), else the text as written
+  // lower case, keeping every offset (a highlight indexes the text as written): a character whose lower case is
+  // longer (İ: i and a dot above) stays as written
   function fold(text) {
     const low = text.toLowerCase();
-    return low.length === text.length ? low : text;
+    if (low.length === text.length) return low;
+    let out = "";
+    for (const c of text) {
+      const l = c.toLowerCase();
+      out += l.length === c.length ? l : c;
+    }
+    return out;
   }
   function needle(query) {
     return fold(query.trim()).split(PART).join("");
@@ -51,9 +58,7 @@ const pageSearch = (function () {
       let at = 0;
       for (let i = 0; i < parts.length; i++) (starts[i] = at), (at += parts[i].length + 1);
       const joined = parts.join(PART);
-      const low = joined.toLowerCase();
-      const text = low.length === joined.length ? low : parts.map(fold).join(PART);
-      t = { source: source(goal.context), text, starts, questions: goal.questions.length, keys };
+      t = { source: source(goal.context), text: fold(joined), starts, questions: goal.questions.length, keys };
       goals.set(goal, t);
       return t;
     }
@@ -104,5 +109,5 @@ const pageSearch = (function () {
     return node;
   }
 
-  return { needle, hits, index, markInto };
+  return { fold, needle, hits, index, markInto };
 })();
