@@ -101,10 +101,14 @@
   function phrase() {
     return pageSearch.needle($("search").value);
   }
+  // (row, index) -> whether the search found the row; null without a search
+  function searched(goal, needle) {
+    if (needle && !found) found = pageSearch.index(data);
+    return needle ? found.inGoal(goal, needle) : null;
+  }
   // (row, index) -> whether the row is shown: the filters, and the search where there is one
   function shownIn(goal, chosen, needle) {
-    if (needle && !found) found = pageSearch.index(data);
-    const hit = needle ? found.inGoal(goal, needle) : null;
+    const hit = searched(goal, needle);
     return (row, j) => matches(goal, row, chosen) && (!hit || hit(row, j));
   }
 
@@ -116,11 +120,11 @@
     let total = 0;
     const shown = [];
     data.goals.forEach((goal, i) => {
-      const keep = shownIn(goal, chosen, needle);
+      const hit = searched(goal, needle);
       let n = 0;
       goal.answers.forEach((row, j) => {
         total += 1;
-        if (keep(row, j)) {
+        if (matches(goal, row, chosen) && (!hit || hit(row, j))) {
           n += 1;
           counts[outcomeName(row)] = (counts[outcomeName(row)] || 0) + 1;
         }
