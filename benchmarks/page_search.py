@@ -3,10 +3,11 @@
 The run of `benchmarks/page.py` (2,571 questions × 10 compressors × 3 ratios × 3 conditions, plus the `full` rows
 that carry the sources) on the bundled sample's English and Chinese sources, rendered to `report.html` and
 loaded from file://. Each search is typed into the search box (one `input` event) and timed in the page from the
-event to the next frame after the redraw (counts, goal list, the goal drawn with its highlights). The first search
-also folds every text of the page once (the index). The floor, measured in the same page: one filter change,
-which redraws the same counts and goal without a search. Prints one line per figure, its ratio to the target and
-to the floor.
+event to the next frame after the redraw (counts, goal list, the goal drawn with its highlights). The page folds
+the texts it searches after its first render, while idle: one search is timed right at the first render (it
+folds what is left), then the page is loaded again and, once folded (`data-indexed`), every search is timed.
+The floor, measured in the same page: one filter change, which redraws the same counts and goal without a
+search. Prints one line per figure, its ratio to the target and to the floor.
 
     PYTHONPATH=$PWD python benchmarks/page_search.py                    # the release's size
     PYTHONPATH=$PWD python benchmarks/page_search.py --questions 200    # a quick try
@@ -35,7 +36,7 @@ CJK = re.compile(r"[\u4e00-\u9fff]{4}")
 
 
 def searches(run: RunResults) -> list[tuple[str, str]]:
-    """(what it finds, the phrase), the first one building the index: two words of the first English source, four
+    """(what it finds, the phrase): two words of the first English source, four
     characters of the first Chinese one, a word of almost every text, nothing, and the search cleared."""
     sources = list(dict.fromkeys(m["memory"] for m in run.memories if m["condition"] == "full"))
     english = next(s for s in sources if not CJK.search(s)).split()
@@ -86,10 +87,17 @@ def main() -> None:
             page.goto(path.as_uri(), wait_until="commit", timeout=600_000)
             page.wait_for_selector("body[data-ready='1']", timeout=600_000)
             print(f"Chromium, navigation to first render: {time.perf_counter() - start:.2f} s")
+            cold, _ = timed(page, "search", searches(run)[0][1])
+            print(
+                f"first search at the first render, its texts not yet folded: {cold:.3f} s; "
+                f"{cold / TARGET:.2f} of the {TARGET} s target"
+            )
+            page.reload(wait_until="commit", timeout=600_000)
+            page.wait_for_selector("body[data-indexed='1']", timeout=600_000)
             floor, _ = timed(page, "f-outcome", "lost")
             timed(page, "f-outcome", "")
             print(f"floor, one filter change: {floor:.3f} s")
-            worst = 0.0
+            worst = cold
             for what, phrase in searches(run):
                 seconds, visible = timed(page, "search", phrase)
                 worst = max(worst, seconds)
@@ -98,7 +106,8 @@ def main() -> None:
                     f"{seconds / TARGET:.2f} of the {TARGET} s target, {seconds / floor:.1f}x the floor"
                 )
             browser.close()
-    print(f"slowest search: {worst:.3f} s ({'within' if worst <= TARGET else 'OVER'} the {TARGET} s target)")
+    verdict = "within" if worst <= TARGET else "OVER"
+    print(f"slowest search, the first included: {worst:.3f} s ({verdict} the {TARGET} s target)")
     print(f"load average after: {os.getloadavg()[0]:.1f}; page errors: {len(errors)}")
     if errors:
         print("\n".join(errors), file=sys.stderr)

@@ -78,6 +78,7 @@ def test_search_finds_a_phrase_highlights_and_counts_it(request, browser, which,
 
 def test_a_question_only_phrase_keeps_that_questions_answers(browser, chinese):
     page, errors = open_page(browser, chinese)
+    page.wait_for_selector("body[data-indexed='1']")  # its texts folded while the page was idle
     answers = pq.read_table(chinese / "answers.parquet").to_pylist()
     _search(page, "哪台网关")  # the question zh-fx-cert/g1/q1, found nowhere else
     assert int(page.inner_text("#visible")) == sum(r["question_id"] == "zh-fx-cert/g1/q1" for r in answers)

@@ -386,4 +386,7 @@
   pageLink.listen(open);
   open(pageLink.read());
   document.body.dataset.ready = "1";
+  // the search's texts are folded after the first render, while the page is idle
+  if (!found) found = pageSearch.index(data);
+  setTimeout(() => found.warm(() => (document.body.dataset.indexed = "1")), 0);
 })();
