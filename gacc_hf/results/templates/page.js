@@ -329,6 +329,13 @@
     return state;
   }
 
+  // the view into the address and into "link to this view"
+  function writeLink() {
+    const state = linkState();
+    pageLink.write(state);
+    $("share").href = "#" + pageLink.text(state);
+  }
+
   function drawGoal() {
     const view = $("goal-view");
     const index = $("goal").value;
@@ -339,7 +346,8 @@
       named = "";
       view.replaceChildren(el("p", "No answer matches these filters."));
       $("search-here").textContent = "";
-      return pageLink.write(linkState());
+      $("search-here").dataset.count = "";
+      return writeLink();
     }
     const goal = data.goals[Number(index)];
     const chosen = chosenFilters();
@@ -359,17 +367,16 @@
     beside.append(besideBox("A", a, goal, hasSource, needle), besideBox("B", b, goal, hasSource, needle));
     const panes = el("div", null, "panes");
     panes.append(left, beside);
-    pageLink.write(linkState());
+    writeLink();
     view.replaceChildren(head, panes, answerTable(goal, shownIn(goal, chosen, needle), needle, named));
     const n = view.querySelectorAll("mark.hit").length;
     $("search-here").dataset.count = needle ? String(n) : "";
     $("search-here").textContent = needle ? n + " highlighted in this goal" : "";
-    $("share").href = "#" + pageLink.text(linkState());
     const row = opened && view.querySelector("tr.target");
     if (row) row.scrollIntoView({ block: "center" });
   }
 
-  function open(state) {
+  function openLink(state) {
     FILTERS.forEach((name) => choose($("f-" + name), state[name] || ""));
     $("search").value = state.q || "";
     const [key, dir] = (state.sort || "").split("-");
@@ -383,8 +390,8 @@
   $("goal").addEventListener("change", byUser(drawGoal));
   $("side-a").addEventListener("change", byUser(drawGoal));
   $("side-b").addEventListener("change", byUser(drawGoal));
-  pageLink.listen(open);
-  open(pageLink.read());
+  pageLink.listen(openLink);
+  openLink(pageLink.read());
   document.body.dataset.ready = "1";
   // the search's texts are folded after the first render, while the page is idle
   if (!found) found = pageSearch.index(data);
