@@ -132,8 +132,8 @@ def test_a_second_run_of_the_same_name_is_logged_beside_the_first(logged_run, tm
 
 def test_the_api_logs_to_wandb_offline_and_its_run_folder_holds_the_values(tmp_path, monkeypatch):
     monkeypatch.delenv("WANDB_MODE", raising=False)
-    result = rules_run("sample:all", compressor=["truncate", "bm25"], limit=1, ratios=[0.25], conditions=["own", "full"],
-                       n_bootstrap=10, log_to="wandb", log_dir=str(tmp_path / "logs"))  # fmt: skip
+    cells = {"compressor": ["truncate", "bm25"], "ratios": [0.25], "conditions": ["own", "full"]}
+    result = rules_run("sample:all", **cells, limit=1, n_bootstrap=10, log_to="wandb", log_dir=str(tmp_path / "logs"))
     (folder,) = (tmp_path / "logs" / "wandb").glob("offline-run-*")
     stored = wandb_run(folder)
     doc = result.results_document()

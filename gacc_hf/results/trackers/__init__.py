@@ -35,7 +35,8 @@ def tracker_names(log_to: str | Sequence[str] | None) -> list[str]:
     names = [n.strip() for n in given if n.strip()]
     for name in names:
         if name not in TRACKERS:
-            raise ValueError(f"unknown tracker {name!r} (--log-to, log_to=): use {', '.join(TRACKERS)} (comma-separated)")
+            known = ", ".join(TRACKERS)
+            raise ValueError(f"unknown tracker {name!r} (--log-to, log_to=): use {known} (comma-separated)")
     if len(set(names)) != len(names):
         raise ValueError(f"--log-to (log_to=) names a tracker twice: {','.join(names)}")
     return names
