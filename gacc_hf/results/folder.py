@@ -1,7 +1,8 @@
 """A run's results folder as a whole: write it, read it back, verify it, rebuild its report.
 
 `write_results` writes a fresh run, whole folder at once (`gacc_hf.results.atomic`); `read_folder` reads
-schema 1 to 4 (`gacc_hf.results.layout`): schema 1 (ledger and answers embedded in `results.json`) is still
+schema 1 to 5 (`gacc_hf.results.layout`; rows of a folder before schema 5 name no reader and judge: they are
+the run's, and every figure re-derived from them is keyed as stored): schema 1 (ledger and answers embedded in `results.json`) is still
 read, answers of schema 1 and 2 get their `outcome` from their verdict and evidence flag, a folder written
 before schema 4 reads with `usage` None (not recorded: its tokens are unknown), and rows written
 before another column existed read without it; anything else is refused with a message naming the file. The
@@ -43,11 +44,10 @@ from gacc_hf.results.outcome_plot import OUTCOMES_PNG, plot_outcomes
 from gacc_hf.results.page import PAGE_FILE, write_page
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
-from gacc_hf.scoring.by_language import language_mismatch, score_by_language
-from gacc_hf.scoring.compare import condition_gaps
+from gacc_hf.scoring.by_language import language_mismatch
 from gacc_hf.scoring.outcomes import outcome
-from gacc_hf.scoring.reading import KEYS, reading_figures
-from gacc_hf.scoring.scores import score_answers
+from gacc_hf.scoring.reading import KEYS, reading_figures, setting_gaps, setting_scores
+from gacc_hf.scoring.settings import SETTING
 from gacc_hf.strict_json import check_finite
 
 
@@ -82,7 +82,7 @@ def write_folder(
 
 
 def read_folder(run_dir: str | Path) -> RunResults:
-    """Read a results folder of schema 1 to 4; raise ResultsError naming the file at fault.
+    """Read a results folder of schema 1 to 5; raise ResultsError naming the file at fault.
 
     A folder caught between the two renames of a replace is read from its aside copy (the previous run).
     """
@@ -97,7 +97,7 @@ def read_folder(run_dir: str | Path) -> RunResults:
         payload.setdefault("usage", None)  # not recorded before schema 4
     if version == 1:
         return _with_outcomes(_from_schema_1(root / RESULTS_FILE, payload))
-    if version not in (2, 3, SCHEMA_VERSION):
+    if version not in (2, 3, 4, SCHEMA_VERSION):
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise ResultsError(
                 f"{root / RESULTS_FILE}: schema_version {version} was written by a newer gacc-hf; "
@@ -109,7 +109,7 @@ def read_folder(run_dir: str | Path) -> RunResults:
     _require(root / RESULTS_FILE, payload, ("config", "scores", "integrity", "calls", "tokenizer", "files"))
     tables = {key: _read_table(root, key, payload["files"]) for key in TABLES}
     run = RunResults(payload, tables["answers"], tables["memories"])
-    return run if version in (3, SCHEMA_VERSION) else _with_outcomes(run)
+    return run if version in (3, 4, SCHEMA_VERSION) else _with_outcomes(run)
 
 
 def _with_outcomes(run: RunResults) -> RunResults:
@@ -193,11 +193,11 @@ DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG, OUTCOMES_PNG)
 def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
     """Scores, goal gaps and reading aids computed from the answer rows alone, with the run's bootstrap settings."""
     n_boot, seed = int(config.get("n_bootstrap", 1000)), int(config.get("seed", 0))
-    scores = score_answers(list(answers), n_boot, seed)
+    scored = setting_scores(answers, n_boot, seed)
     return {
-        "scores": scores,
-        "gaps": condition_gaps(answers, n_boot, seed),
-        "scores_by_language": score_by_language(list(answers), n_boot, seed, scores),
+        "scores": scored["scores"],
+        "gaps": setting_gaps(answers, n_boot, seed),
+        "scores_by_language": scored["scores_by_language"],
         **reading_figures(answers, n_boot, seed),
     }
 
@@ -312,17 +312,18 @@ def rebuild(run_dir: str | Path) -> list[Path]:
 
 def _verify(path: Path, what: str, stored: list[dict[str, Any]], derived: list[dict[str, Any]], key: tuple) -> None:
     """Stored rows must equal the re-derived ones; CI-only differences warn instead of failing."""
-    by_cell = {tuple(r[k] for k in key): r for r in derived}
-    if len(stored) != len(derived) or any(tuple(r[k] for k in key) not in by_cell for r in stored):
+    key = (*SETTING, *key)  # a row's reader and judge where it names them (schema 5)
+    by_cell = {tuple(r.get(k) for k in key): r for r in derived}
+    if len(stored) != len(derived) or any(tuple(r.get(k) for k in key) not in by_cell for r in stored):
         raise ResultsError(f"{path}: {what} cover other cells than those derived from {ANSWERS_FILE}")
     ci_only = 0
     for row in stored:
-        fresh = by_cell[tuple(row[k] for k in key)]
+        fresh = by_cell[tuple(row.get(k) for k in key)]
         if json_bytes(row) == json_bytes(fresh):
             continue
         points = [k for k in {*row, *fresh} if "_ci_" not in k and row.get(k) != fresh.get(k)]
         if points:
-            where = ", ".join(f"{k}={row[k]}" for k in key)
+            where = ", ".join(f"{k}={row[k]}" for k in key if k in row)
             raise ResultsError(
                 f"{path}: {what} at {where} differ from {ANSWERS_FILE} in {', '.join(sorted(points))} "
                 f"(stored {[row.get(k) for k in sorted(points)]}, recomputed {[fresh.get(k) for k in sorted(points)]})"

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from gacc_hf.results.layout import SCHEMA_VERSION
-from gacc_hf.scoring.compare import condition_gaps
-from gacc_hf.scoring.reading import reading_figures
+from gacc_hf.scoring.reading import reading_figures, setting_gaps
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,7 +111,7 @@ class BenchmarkResult:
             "cost": self.cost(),
             "scores": self.scores,
             "scores_by_language": self.scores_by_language,
-            "gaps": condition_gaps(self.answers, n_boot, seed),
+            "gaps": setting_gaps(self.answers, n_boot, seed),
             **reading_figures(self.answers, n_boot, seed),
             "errors": self.errors,
         }
@@ -123,7 +122,8 @@ class BenchmarkResult:
 
         if self.prices is None or not self.usage:
             return None
-        return cost_document(self.usage, self.prices, self.config["reader"]["name"], self.config["judge"]["name"])
+        reader, judge = (self.config[role] for role in ("reader", "judge"))
+        return cost_document(self.usage, self.prices, *(m["name"] if isinstance(m, dict) else None for m in (reader, judge)))
 
     def save(self, folder: str | Path, command: Sequence[str] | None = None) -> Path:
         """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,

@@ -32,8 +32,8 @@ from gacc_hf.progress import show_rank
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.rank import Topology, detect
-from gacc_hf.scoring.by_language import score_by_language
-from gacc_hf.scoring.scores import score_answers
+from gacc_hf.scoring.reading import setting_scores
+from gacc_hf.scoring.settings import config_settings, setting_of
 
 # Ranks wait for the slowest shard at the gather: allow for long model runs.
 GATHER_TIMEOUT = timedelta(days=7)
@@ -102,13 +102,16 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
         raise ValueError("nothing to merge")
     position = {goal: i for i, goal in enumerate(goal_order)}
     memories = sorted((row for p in parts for row in p.memories), key=lambda row: position[row["goal_id"]])
-    answers = sorted((row for p in parts for row in p.answers), key=lambda row: position[row["goal_id"]])
     first = parts[0]
+    order = {s: i for i, s in enumerate(config_settings(first.config))}  # answers: setting by setting
+    answers = sorted(
+        (row for p in parts for row in p.answers), key=lambda row: (order.get(setting_of(row), 0), position[row["goal_id"]])
+    )
     n_boot, seed = first.config["n_bootstrap"], first.config["seed"]
-    scores = score_answers(answers, n_boot, seed)
+    scored = setting_scores(answers, n_boot, seed)
     return BenchmarkResult(
-        scores=scores,
-        scores_by_language=score_by_language(answers, n_boot, seed, scores),
+        scores=scored["scores"],
+        scores_by_language=scored["scores_by_language"],
         memories=memories,
         answers=answers,
         calls={role: sum(p.calls[role] for p in parts) for role in first.calls},

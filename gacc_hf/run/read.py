@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gacc_hf.data.schema import Group, Question
@@ -45,33 +45,49 @@ def asked_of(group: Group) -> list[Asked]:
 
 
 Outcome = tuple[list[str | None], list[str | None], dict[str, Any], dict[str, Any]]
+Setting = tuple[str, str]  # (reader name, judge name): one reading of the run's memories
 
 
 def read_and_judge(
     groups: list[Group],
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
-    read: Method,
-    judged: Method,
+    readers: Sequence[Method],
+    judges: Sequence[Method],
     ex: Executor,
-    kept: dict[str, Any] | None = None,
-) -> Outcome:
-    """Every answer and verdict the ledger's questions need: per question row (ledger order, then question
-    order) its answer key (None: its memory failed) and verdict key (None: its answer failed), and the
-    answer and verdict values by key (`answer_rows` makes the rows of them).
+    kept: dict[Setting, dict[str, Any]] | None = None,
+) -> dict[Setting, Outcome]:
+    """Per (reader, judge) setting, every answer and verdict the ledger's questions need: per question row
+    (ledger order, then question order) its answer key (None: its memory failed) and verdict key (None: its
+    answer failed), and the answer and verdict values by key (`answer_rows` makes the rows of them).
 
-    `kept`, when given, receives each row's answer and verdict keys and the values by key (what the cost of
-    a cell is attributed from, `gacc_hf.cost.cells`)."""
+    Each reader reads once, whatever the number of judges: its answers are judged by the first judge as they
+    come in (`Executor.run_chain`), then by each further judge; a verdict is asked once per (answer, judge).
+    `kept`, when given, receives per setting each row's answer and verdict keys and the values by key (what
+    the cost of a cell is attributed from, `gacc_hf.cost.cells`)."""
     questions = {g.goal_id: asked_of(g) for g in groups}
-    keys, asked, read_tasks = answer_keys(ledger, memories, questions, read)
-    verdict_keys = list(keys)  # per row: its answer key, then its verdict key (None: nothing to ask)
-    follow = verdict_tasks(verdict_keys, asked, judged)
-    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
-    verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
-    answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
-    if kept is not None:
-        kept.update(answer_keys=keys, verdict_keys=verdict_keys, answers=answers, verdicts=verdicts)
-    return keys, verdict_keys, answers, verdicts
+    done: dict[Setting, Outcome] = {}
+    for read in readers:
+        keys, asked, read_tasks = answer_keys(ledger, memories, questions, read)
+        answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
+        answers: dict[str, Any] | None = None
+        for judged in judges:
+            verdict_keys = list(keys)  # per row: its answer key, then its verdict key (None: nothing to ask)
+            follow = verdict_tasks(verdict_keys, asked, judged)
+            verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
+            if answers is None:
+                answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
+            else:
+                verdicts = ex.run(judged, "verdict", follow(answers), verdict_stage.finish)
+            done[(read.name, judged.name)] = (keys, verdict_keys, answers, verdicts)
+            if kept is not None:
+                kept[(read.name, judged.name)] = {
+                    "answer_keys": keys,
+                    "verdict_keys": verdict_keys,
+                    "answers": answers,
+                    "verdicts": verdicts,
+                }
+    return done
 
 
 def answer_rows(
@@ -79,11 +95,13 @@ def answer_rows(
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
     evidence: Sequence[Sequence[bool]],
-    outcome: Outcome,
+    outcomes: Mapping[Setting, Outcome],
 ) -> list[dict[str, Any]]:
-    """One row per (ledger row, question): answer, verdict, evidence and the texts they came from.
-    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.cache.matches`)."""
-    return _rows(ledger, memories, evidence, {g.goal_id: g for g in groups}, outcome)
+    """One row per (setting, ledger row, question), settings in run order: the reader and judge, answer,
+    verdict, evidence and the texts they came from. `evidence` holds each ledger row's per-question evidence
+    flags (`gacc_hf.run.cache.matches`)."""
+    by_goal = {g.goal_id: g for g in groups}
+    return [row for s, o in outcomes.items() for row in _rows(ledger, memories, evidence, by_goal, o, s)]
 
 
 def answer_keys(
@@ -189,6 +207,7 @@ def _rows(
     evidence: Sequence[Sequence[bool]],
     by_goal: dict[str, Group],
     outcome: Outcome,
+    setting: Setting,
 ) -> list[dict[str, Any]]:
     """The answer rows, each built once with every field in its final place (column order as written).
 
@@ -216,6 +235,8 @@ def _rows(
             i += 1
             rows.append(
                 {
+                    "reader": setting[0],
+                    "judge": setting[1],
                     "compressor": comp,
                     "condition": cond,
                     "ratio": ratio,
