@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -47,7 +48,8 @@ from gacc_hf.results.report import REPORT_FILE, render_report
 from gacc_hf.scoring.by_language import language_mismatch
 from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.reading import KEYS, reading_figures, setting_gaps, setting_scores
-from gacc_hf.scoring.settings import SETTING
+from gacc_hf.results.views import setting_views, settings_line, several_settings
+from gacc_hf.scoring.settings import SETTING, Setting, config_settings, setting_label
 from gacc_hf.strict_json import check_finite
 
 
@@ -234,7 +236,10 @@ def write_results(
 
 
 def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
-    """`report.md`, `report.html` and the PNG plots of a run (deterministic bytes)."""
+    """`report.md`, `report.html` and the PNG plots of a run (deterministic bytes); a run of several (reader,
+    judge) settings gets a report section and plots per setting (`setting_outputs`)."""
+    if several_settings(run.config):
+        return setting_outputs(run, out_dir)
     out = Path(out_dir)
     paths = []
     if any(not is_ceiling(s) for s in run.scores):
@@ -247,6 +252,46 @@ def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
     report = out / REPORT_FILE
     write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
     return [report, write_page(run, out, paths), *paths]
+
+
+def setting_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
+    """The outputs of a run of several settings: per setting its plots (`scores.<reader>.<judge>.png`, ...,
+    titled with the setting) and its report, as a run of that setting alone would have them, one after the
+    other in `report.md`; the page shows every setting (`gacc_hf.results.page`)."""
+    out = Path(out_dir)
+    paths: list[Path] = []
+    sections = [
+        f"# GACC-Bench results: {len(config_settings(run.config))} (reader, judge) settings\n\n"
+        f"This run read the same memories with each reader and judged each answer with each judge: "
+        f"{settings_line(run.config)}. Each setting is reported below as a run of its own.\n"
+    ]
+    for setting, view in setting_views(run):
+        label, suffix = setting_label(setting), setting_suffix(setting)
+        mine = []
+        if any(not is_ceiling(s) for s in view.scores):
+            mine.append(plot_scores(view.scores, out / f"scores.{suffix}.png", title=f"Scores, {label}"))
+        if view.payload.get("gaps"):
+            mine.append(plot_gaps(view.payload["gaps"], out / f"gaps.{suffix}.png", title=f"Goal gaps, {label}"))
+        if view.payload.get("outcomes"):
+            path = out / f"outcomes.{suffix}.png"
+            mine.append(plot_outcomes(view.payload["outcomes"], path, title=f"Outcomes, {label}"))
+        text = render_report(view, [p.name for p in mine])
+        head, _, rest = text.partition("\n")
+        sections.append(f"{head}: {label}\n{rest}")
+        paths += mine
+    report = out / REPORT_FILE
+    write_atomic(report, "\n".join(sections).encode("utf-8"))
+    return [report, write_page(run, out, paths), *paths]
+
+
+def setting_suffix(setting: Setting) -> str:
+    """A setting in a file name: its reader and judge names, any character but letters, digits, `-` and `_`
+    as `-`.
+
+    >>> setting_suffix(("hf:org/model", "contains"))
+    'hf-org-model.contains'
+    """
+    return ".".join(re.sub(r"[^A-Za-z0-9_-]+", "-", name) for name in setting)
 
 
 def verify_folder(run_dir: str | Path) -> RunResults:

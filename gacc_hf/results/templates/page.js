@@ -7,7 +7,9 @@
   const outcomes = data.outcomes;
   const NONE = "-"; // a row without a verdict (the reader or judge failed)
   const $ = (id) => document.getElementById(id);
-  const FILTERS = ["compressor", "condition", "ratio", "language", "outcome"];
+  const settings = data.settings; // a run of several (reader, judge) settings: their labels
+  const FILTERS = ["compressor", "condition", "ratio", "language", "outcome"].concat(settings ? ["setting"] : []);
+  if (settings) data.goals.forEach((g) => g.answers.forEach((r, i) => (r.setting = g.settings[i])));
 
   function el(tag, text, cls) {
     const node = document.createElement(tag);
@@ -38,7 +40,7 @@
   }
 
   function fillFilters() {
-    const seen = { compressor: [], condition: [], ratio: [], language: [], outcome: [] };
+    const seen = { compressor: [], condition: [], ratio: [], language: [], outcome: [], setting: settings || [] };
     cells.forEach((c) => {
       seen.compressor.push(c[0]);
       seen.condition.push(c[1]);
@@ -64,7 +66,8 @@
       (!chosen.condition || c[1] === chosen.condition) &&
       (!chosen.ratio || String(c[2]) === chosen.ratio) &&
       (!chosen.language || (goal.language || NONE) === chosen.language) &&
-      (!chosen.outcome || outcomeName(row) === chosen.outcome)
+      (!chosen.outcome || outcomeName(row) === chosen.outcome) &&
+      (!chosen.setting || row.setting === undefined || settings[row.setting] === chosen.setting)
     );
   }
 
@@ -200,7 +203,8 @@
         const answer = r.length > 5 ? "error: " + r[5] : r[2];
         const verdict = r[3] === null ? "—" : r[3] ? "✓ right" : "✗ wrong";
         const name = outcomeName(r);
-        [cellName(r[1]), answer, verdict].forEach((t) => tr.appendChild(el("td", t, "text")));
+        const memory = cellName(r[1]) + (settings ? " · " + settings[r.setting] : "");
+        [memory, answer, verdict].forEach((t) => tr.appendChild(el("td", t, "text")));
         tr.appendChild(el("td", name === NONE ? "no verdict" : name, "o-" + name));
         table.appendChild(tr);
       });
