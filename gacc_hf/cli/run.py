@@ -26,6 +26,13 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+def _methods(text: str) -> str | list[str]:
+    """`--reader a,b` / `--judge x,y`: one name as itself, several as a list (empty names are kept, to be refused)."""
+    from gacc_hf.run.config import one_or_list
+
+    return one_or_list([part.strip() for part in text.split(",")])
+
+
 def _ratios(text: str) -> list[float | Fraction]:
     """`0.25,1/3`: a decimal is read as written (0.29 is exactly 29/100), `p/q` as the exact fraction."""
     from gacc_hf.run.config import as_ratio
@@ -106,11 +113,16 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--compressors", type=_csv, help=f"comma-separated compressor names (default: {','.join(main.compressors)})"
     )
-    p.add_argument("--reader", help=f"reader name (default: {main.reader})")
+    p.add_argument(
+        "--reader",
+        type=_methods,
+        help=f"reader name, or several comma-separated: each reads the same memories (default: {main.reader})",
+    )
     p.add_argument(
         "--judge",
-        help=f"judge name: {', '.join(e.name for e in BUILTINS if e.role == 'judge')}, or a prefixed one "
-        f"(default: {main.judge}: a small reader answers in sentences)",
+        type=_methods,
+        help=f"judge name: {', '.join(e.name for e in BUILTINS if e.role == 'judge')}, or a prefixed one; several "
+        f"comma-separated judge every answer each (default: {main.judge}: a small reader answers in sentences)",
     )
     p.add_argument(
         "--ratios",
@@ -212,21 +224,27 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
     from gacc_hf.limits import check_resampling
     from gacc_hf.redaction import redact
+    from gacc_hf.run.config import as_list
     from gacc_hf.run.goals import check_goal_ids
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
         if not values:
             raise ValueError(f"--{name} names nothing; give at least one (comma-separated)")
-    for name, value in {"reader": run.reader, "judge": run.judge, "data": run.data}.items():
-        if not value.strip():
-            raise ValueError(f"--{name} is empty; name one")
+    if not run.data.strip():
+        raise ValueError("--data is empty; name one")
+    for name in ("reader", "judge"):
+        names = as_list(getattr(run, name))
+        if not all(n.strip() for n in names):
+            raise ValueError(f"--{name} is empty or names an empty method; name one, or several comma-separated")
+        if twice := [n for n in dict.fromkeys(names) if names.count(n) > 1]:
+            raise ValueError(f"--{name} names {', '.join(twice)} twice; give each {name} once")
     if run.goals is not None:
         check_goal_ids(run.goals, "--goals")
     check_resampling(run.bootstrap, run.seed)  # as `gacc compare` checks its own
     for name, (value, low) in {"batch-size": (run.batch_size, 1), "num-processes": (num_processes, 1)}.items():
         if value < low:
             raise ValueError(f"--{name} must be >= {low}, got {value}")
-    specs = {"data": [run.data], "compressors": run.compressors, "reader": [run.reader], "judge": [run.judge]}
+    specs = {"data": [run.data], "compressors": run.compressors, "reader": as_list(run.reader), "judge": as_list(run.judge)}
     for name, values in specs.items():
         for spec in values:
             if redact(spec) != spec:  # refused here, before a launch could echo the command line

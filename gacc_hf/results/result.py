@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gacc_hf.results.layout import SCHEMA_VERSION
 from gacc_hf.scoring.reading import reading_figures, setting_gaps
+from gacc_hf.scoring.settings import settings_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -154,16 +155,20 @@ class BenchmarkResult:
         return write_results(self, folder, shown, extra=extra)
 
     def score_table(self) -> str:
-        """The scores as a fixed-width text table."""
+        """The scores as a fixed-width text table; a run of several (reader, judge) settings names each
+        row's reader and judge first."""
+        several = len(settings_of(self.scores)) > 1
         head = (
-            f"{'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
+            (f"{'reader':<12} {'judge':<10} " if several else "")
+            + f"{'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
             f"{'micro 95% CI':>15} {'n_q':>6} {'err':>4}"
         )
         lines = [head, "-" * len(head)]
         for s in self.scores:
             ci = "" if s["micro_ci_low"] is None else f"[{s['micro_ci_low']:.3f},{s['micro_ci_high']:.3f}]"
             lines.append(
-                f"{s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
+                (f"{s['reader']:<12} {s['judge']:<10} " if several else "")
+                + f"{s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
                 f"{s['macro']:>7.3f} {ci:>15} {s['n_questions']:>6} {s['n_errors']:>4}"
             )
         return "\n".join(lines)
