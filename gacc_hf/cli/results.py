@@ -134,6 +134,8 @@ def add_publish_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repo-id", help="the model repo whose card gets the results (owner/name; needed with RUN_DIR)")
     p.add_argument("--board", metavar="DIR", help="publish this board (`gacc board`) as the static Space --space")
     p.add_argument("--compressor", help="the run's compressor this model is (needed when the run has several)")
+    p.add_argument("--reader", help="the reader whose setting is published (needed when the run has several)")
+    p.add_argument("--judge", help="the judge whose setting is published (needed when the run has several)")
     p.add_argument(
         "--dataset-repo",
         help="the Hub dataset the run's data is (needed for a run on a local file; the sample and synthetic data "
@@ -215,6 +217,8 @@ def _publish(args: argparse.Namespace) -> int:
         space_id=args.space,
         pr=args.pr,
         only_defined=args.only_defined,
+        reader=args.reader,
+        judge=args.judge,
     )
     card = Path(args.card).read_text(encoding="utf-8") if args.card else None
     if card is not None:

@@ -244,7 +244,12 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     for name, (value, low) in {"batch-size": (run.batch_size, 1), "num-processes": (num_processes, 1)}.items():
         if value < low:
             raise ValueError(f"--{name} must be >= {low}, got {value}")
-    specs = {"data": [run.data], "compressors": run.compressors, "reader": as_list(run.reader), "judge": as_list(run.judge)}
+    specs = {
+        "data": [run.data],
+        "compressors": run.compressors,
+        "reader": as_list(run.reader),
+        "judge": as_list(run.judge),
+    }
     for name, values in specs.items():
         for spec in values:
             if redact(spec) != spec:  # refused here, before a launch could echo the command line

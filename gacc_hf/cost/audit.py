@@ -67,7 +67,11 @@ def _cell_sums(
     shares = shares or {}
     sums: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: dict.fromkeys(_TOKENS, 0.0))
     for cell in usage.get("cells", []):
-        named = (("compressor", cell["compressor"]), ("reader", cell.get("reader", reader)), ("judge", cell.get("judge", judge)))
+        named = (
+            ("compressor", cell["compressor"]),
+            ("reader", cell.get("reader", reader)),
+            ("judge", cell.get("judge", judge)),
+        )
         for role, name in named:
             if role == "compressor" and cell["ceiling"]:
                 continue  # a bound makes no memory: its compressor share is 0

@@ -1,5 +1,5 @@
-"""Tokens per cell (reader and judge × compressor × condition × ratio): each value's usage attributed to the answer rows that
-used it.
+"""Tokens per cell (reader and judge × compressor × condition × ratio): each value's usage attributed to the
+answer rows that used it.
 
 A memory is computed once and read by every question row of every ledger row that holds it (the `none`
 condition shares one memory among the goals of a context): its compressor usage is split evenly among

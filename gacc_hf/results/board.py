@@ -26,6 +26,7 @@ from gacc_hf.results.layout import ResultsError, RunResults
 from gacc_hf.results.outcome_plot import OUTCOMES_PNG
 from gacc_hf.results.page import render_page, script_json
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
+from gacc_hf.results.views import settings_line
 from gacc_hf.templates import render, template_text
 
 BOARD_FILE = "index.html"
@@ -71,7 +72,7 @@ def run_setup(run: BoardRun) -> str:
     cfg = run.config
     names = ", ".join(c["name"] for c in cfg.get("compressors") or [])
     date = str(cfg.get("finished_at") or cfg.get("started_at") or "date not recorded")
-    return f"{names}; reader {cfg['reader']['name']}, judge {cfg['judge']['name']}; {date}"
+    return f"{names}; {settings_line(cfg)}; {date}"
 
 
 def run_page(run: RunResults, folder: Path) -> str:

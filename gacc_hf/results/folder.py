@@ -1,10 +1,10 @@
 """A run's results folder as a whole: write it, read it back, verify it, rebuild its report.
 
 `write_results` writes a fresh run, whole folder at once (`gacc_hf.results.atomic`); `read_folder` reads
-schema 1 to 5 (`gacc_hf.results.layout`; rows of a folder before schema 5 name no reader and judge: they are
-the run's, and every figure re-derived from them is keyed as stored): schema 1 (ledger and answers embedded in `results.json`) is still
-read, answers of schema 1 and 2 get their `outcome` from their verdict and evidence flag, a folder written
-before schema 4 reads with `usage` None (not recorded: its tokens are unknown), and rows written
+schema 1 to 5 (`gacc_hf.results.layout`). Rows of a folder before schema 5 name no reader and judge (they are
+the run's: every figure re-derived from them is keyed as stored); schema 1 (ledger and answers embedded in
+`results.json`) is still read, answers of schema 1 and 2 get their `outcome` from their verdict and evidence
+flag, a folder written before schema 4 reads with `usage` None (not recorded: its tokens are unknown), and rows written
 before another column existed read without it; anything else is refused with a message naming the file. The
 recorded sha256 of each parquet file ties the files of a folder together. `verify_folder` runs every check a
 folder can be given without a model (file checksums, every figure re-derived from `answers.parquet`), and
@@ -45,10 +45,10 @@ from gacc_hf.results.outcome_plot import OUTCOMES_PNG, plot_outcomes
 from gacc_hf.results.page import PAGE_FILE, write_page
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
+from gacc_hf.results.views import setting_views, settings_line, several_settings
 from gacc_hf.scoring.by_language import language_mismatch
 from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.reading import KEYS, reading_figures, setting_gaps, setting_scores
-from gacc_hf.results.views import setting_views, settings_line, several_settings
 from gacc_hf.scoring.settings import SETTING, Setting, config_settings, setting_label
 from gacc_hf.strict_json import check_finite
 

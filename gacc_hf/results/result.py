@@ -124,7 +124,9 @@ class BenchmarkResult:
         if self.prices is None or not self.usage:
             return None
         reader, judge = (self.config[role] for role in ("reader", "judge"))
-        return cost_document(self.usage, self.prices, *(m["name"] if isinstance(m, dict) else None for m in (reader, judge)))
+        return cost_document(
+            self.usage, self.prices, *(m["name"] if isinstance(m, dict) else None for m in (reader, judge))
+        )
 
     def save(self, folder: str | Path, command: Sequence[str] | None = None) -> Path:
         """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,

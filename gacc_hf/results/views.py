@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gacc_hf.cost.costing import cost_document
 from gacc_hf.results.layout import RunResults
 from gacc_hf.scoring.settings import Setting, config_methods, config_settings, in_setting, setting_label
 
@@ -67,10 +68,30 @@ def setting_view(run: RunResults, setting: Setting) -> RunResults:
     }
     payload = {key: _rows(value, setting) for key, value in run.payload.items()}
     payload["config"] = view_config
-    for section in ("usage", "cost"):
-        if isinstance(payload.get(section), Mapping) and "cells" in payload[section]:
-            payload[section] = {**payload[section], "cells": in_setting(payload[section]["cells"], setting)}
+    if isinstance(payload.get("usage"), Mapping):
+        payload["usage"] = _setting_usage(payload["usage"], setting)
+        if payload.get("prices") is not None:
+            payload["cost"] = cost_document(payload["usage"], payload["prices"], reader, judge)
     return RunResults(payload, in_setting(run.answers, setting), run.memories)
+
+
+def _setting_usage(usage: Mapping[str, Any], setting: Setting) -> dict[str, Any]:
+    """A run's usage as its setting's run would record it: the setting's cells, and of the readers and
+    judges only its own (a setting's cells hold each memory's and answer's whole usage, so they add up to
+    those methods' totals)."""
+    named = {"reader": setting[0], "judge": setting[1]}
+
+    def own(by_role: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            role: {n: v for n, v in methods.items() if role not in named or n == named[role]}
+            for role, methods in by_role.items()
+        }
+
+    out = {**usage, "cells": in_setting(usage.get("cells") or [], setting)}
+    for section in ("roles", "sent"):
+        if isinstance(usage.get(section), Mapping):
+            out[section] = own(usage[section])
+    return out
 
 
 def setting_views(run: RunResults) -> list[tuple[Setting, RunResults]]:

@@ -105,7 +105,8 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
     first = parts[0]
     order = {s: i for i, s in enumerate(config_settings(first.config))}  # answers: setting by setting
     answers = sorted(
-        (row for p in parts for row in p.answers), key=lambda row: (order.get(setting_of(row), 0), position[row["goal_id"]])
+        (row for p in parts for row in p.answers),
+        key=lambda row: (order.get(setting_of(row), 0), position[row["goal_id"]]),
     )
     n_boot, seed = first.config["n_bootstrap"], first.config["seed"]
     scored = setting_scores(answers, n_boot, seed)

@@ -35,7 +35,9 @@ def tagged(setting: Setting | None, rows: Iterable[Mapping[str, Any]]) -> list[d
     """Rows with the setting's reader and judge first (untouched when `setting` is None)."""
     if setting is None:
         return [dict(r) for r in rows]
-    return [{"reader": setting[0], "judge": setting[1], **{k: v for k, v in r.items() if k not in SETTING}} for r in rows]
+    return [
+        {"reader": setting[0], "judge": setting[1], **{k: v for k, v in r.items() if k not in SETTING}} for r in rows
+    ]
 
 
 def by_setting(
