@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from typing import Any
 
 
 def add_report_parser(sub: argparse._SubParsersAction) -> None:
@@ -62,6 +63,25 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from gacc_hf.results.folder import read_folder
+    from gacc_hf.results.views import matched_views
+    from gacc_hf.scoring.settings import setting_label
+
+    run_a = read_folder(args.run_a)
+    run_b = read_folder(args.run_b) if args.run_b else run_a
+    if args.run_b is None and (args.a is None or args.b is None):
+        raise ValueError("comparing two compressors of one run needs both --a and --b")
+    pairs, unmatched = matched_views(run_a, run_b)
+    for setting, view_a, view_b in pairs:  # each (reader, judge) setting both runs have, compared on its own
+        if setting is not None:
+            print(f"== {setting_label(setting)} ==")
+        _compare(args, view_a, view_b)
+    if unmatched:
+        print(f"skipped {len(unmatched)} setting(s) not in both runs: {'; '.join(map(setting_label, unmatched))}")
+    return 0
+
+
+def _compare(args: argparse.Namespace, run_a: Any, run_b: Any) -> None:
+    """The comparison of two runs of one (reader, judge) setting (or two compressors of one run)."""
     from gacc_hf.scoring.by_language import format_by_language, paired_by_language
     from gacc_hf.scoring.compare import (
         CompareError,
@@ -72,10 +92,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         shared_cells,
     )
 
-    run_a = read_folder(args.run_a)
-    run_b = read_folder(args.run_b) if args.run_b else run_a
-    if args.run_b is None and (args.a is None or args.b is None):
-        raise ValueError("comparing two compressors of one run needs both --a and --b")
     same_run = args.run_b is None  # two compressors of one run share its data, reader and judge
     differ, unknown = ([], []) if same_run else setup_differences(run_a.config, run_b.config, (args.run_a, args.run_b))
     if differ and not args.allow_different_data:
@@ -95,7 +111,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     print(_moves(rows_a, rows_b, n_boot, seed))
     if skipped:
         print(f"skipped {len(skipped)} cell(s) not in both runs: {'; '.join(skipped)}")
-    return 0
 
 
 def _resampling(args: argparse.Namespace, config: dict) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from gacc_hf.cost.costing import cost_document
 from gacc_hf.results.layout import RunResults
 from gacc_hf.scoring.settings import Setting, config_methods, config_settings, in_setting, setting_label
 
-__all__ = ["SettingError", "choose_setting", "setting_view", "setting_views", "several_settings"]
+__all__ = ["SettingError", "choose_setting", "matched_views", "setting_view", "setting_views", "several_settings"]
 
 
 class SettingError(ValueError):
@@ -118,3 +118,24 @@ def choose_setting(config: Mapping[str, Any], reader: str | None, judge: str | N
         f"the run has {len(settings)} (reader, judge) settings ({settings_line(config)}); "
         "choose one with --reader NAME --judge NAME"
     )
+
+
+def matched_views(
+    run_a: RunResults, run_b: RunResults
+) -> tuple[list[tuple[Setting | None, RunResults, RunResults]], list[Setting]]:
+    """The settings two runs are compared on, each with both runs' views, and the settings only one run has.
+
+    Two runs of one setting each are compared as they are (setting None: their readers and judges are checked
+    as a run's are, `setup_differences`); otherwise on each (reader, judge) setting both have, by name.
+    SettingError when they share none."""
+    if not several_settings(run_a.config) and not several_settings(run_b.config):
+        return [(None, run_a, run_b)], []
+    settings_a, settings_b = config_settings(run_a.config), config_settings(run_b.config)
+    shared = [s for s in settings_a if s in settings_b]
+    if not shared:
+        raise SettingError(
+            f"the runs share no (reader, judge) setting: A has {settings_line(run_a.config)}, "
+            f"B has {settings_line(run_b.config)}"
+        )
+    unmatched = [s for s in dict.fromkeys([*settings_a, *settings_b]) if s not in shared]
+    return [(s, setting_view(run_a, s), setting_view(run_b, s)) for s in shared], unmatched
