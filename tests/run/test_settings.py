@@ -63,7 +63,10 @@ MICRO = {
     ("last_line", "contains"): 3 / 4,
     ("last_line", "exact"): 0.0,
 }
-BY_LANGUAGE = {("first_line", "contains"): {"en": 1 / 2, "zh": 1 / 2}, ("last_line", "contains"): {"en": 1.0, "zh": 1 / 2}}
+BY_LANGUAGE = {
+    ("first_line", "contains"): {"en": 1 / 2, "zh": 1 / 2},
+    ("last_line", "contains"): {"en": 1.0, "zh": 1 / 2},
+}
 
 
 def _run(reader, judge, **kwargs):
