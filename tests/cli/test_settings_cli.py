@@ -36,7 +36,7 @@ def test_one_judge_keeps_todays_table_and_config(tmp_path, capsys):
 
 
 def test_a_judge_named_twice_is_refused_with_exit_2_in_one_line(tmp_path, capsys):
-    code, out, err = outcome(run_args(tmp_path, "--judge", "exact,contains,exact"), capsys)
+    code, _, err = outcome(run_args(tmp_path, "--judge", "exact,contains,exact"), capsys)
     assert code == 2 and err.strip().count("\n") == 0
     assert "--judge names exact twice" in err and not (tmp_path / "out").exists()
     code, _, err = outcome(run_args(tmp_path, "--reader", "fields,"), capsys)

@@ -214,7 +214,7 @@ def test_two_runs_are_compared_on_the_settings_both_have(crossed, tmp_path):
     assert [s for s, _, _ in pairs] == [("last_line", "contains")]
     assert len(unmatched) == 3 and ("first_line", "exact") in unmatched
     _run(first_line, ["f1"]).save(tmp_path / "f1")
-    with pytest.raises(SettingError, match="share no .reader, judge. setting"):
+    with pytest.raises(SettingError, match=r"share no \(reader, judge\) setting"):
         matched_views(crossed_run, read_folder(tmp_path / "f1"))
     plain, none = matched_views(one, one)
     assert [s for s, _, _ in plain] == [None] and none == []
