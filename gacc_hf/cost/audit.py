@@ -44,7 +44,9 @@ def _derived_counts(answers: Sequence[Mapping[str, Any]]) -> dict[tuple, dict[st
     return dict(counts)
 
 
-def _cell_problems(cells: Sequence[Mapping[str, Any]], derived: Mapping[tuple, Mapping[str, int]]) -> list[str]:
+def _cell_problems(
+    cells: Sequence[Mapping[str, Any]], derived: Mapping[tuple, Mapping[str, int]], several: bool = False
+) -> list[str]:
     stored = {_cell_key(c): c for c in cells}
     if set(stored) != set(derived):
         return ["usage.cells cover other cells than the answer rows"]
@@ -52,7 +54,8 @@ def _cell_problems(cells: Sequence[Mapping[str, Any]], derived: Mapping[tuple, M
     for key, cell in stored.items():
         for field, value in derived[key].items():
             if cell[field] != value:
-                where = "/".join(f"{v:g}" if isinstance(v, float) else str(v) for v in key if v is not None)
+                where = "/".join(f"{v:g}" if isinstance(v, float) else str(v) for v in key[2:])
+                where += f", reader {key[0]}, judge {key[1]}" if several else ""
                 out.append(f"usage.cells[{where}].{field} is {cell[field]}, the rows give {value}")
     return out
 
@@ -128,7 +131,7 @@ def usage_problems(payload: Mapping[str, Any], answers: Sequence[Mapping[str, An
     shares = {"compressor": 1 / (n_readers * n_judges), "reader": 1 / n_judges}
     try:
         found = [
-            *_cell_problems(usage.get("cells", []), _derived_counts(answers)),
+            *_cell_problems(usage.get("cells", []), _derived_counts(answers), several),
             *_role_problems(usage, reader, judge, shares),
         ]
         return found or _cost_problems(payload, reader, judge)  # a cost is only checked on a sound usage

@@ -357,7 +357,7 @@ def rebuild(run_dir: str | Path) -> list[Path]:
 
 def _verify(path: Path, what: str, stored: list[dict[str, Any]], derived: list[dict[str, Any]], key: tuple) -> None:
     """Stored rows must equal the re-derived ones; CI-only differences warn instead of failing."""
-    key = (*SETTING, *key)  # a row's reader and judge where it names them (schema 5)
+    key = (*key, *SETTING)  # and a row's reader and judge, where it names them (schema 5)
     by_cell = {tuple(r.get(k) for k in key): r for r in derived}
     if len(stored) != len(derived) or any(tuple(r.get(k) for k in key) not in by_cell for r in stored):
         raise ResultsError(f"{path}: {what} cover other cells than those derived from {ANSWERS_FILE}")
