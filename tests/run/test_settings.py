@@ -10,6 +10,7 @@ import pytest
 
 from gacc_hf import run_benchmark
 from gacc_hf.methods import ContainsJudge, ExactJudge
+from gacc_hf.results.board import run_page
 from gacc_hf.results.folder import read_folder, verify_folder
 from gacc_hf.results.views import SettingError, choose_setting, matched_views, setting_view
 from gacc_hf.run.dry_run import dry_run
@@ -173,6 +174,7 @@ def test_a_crossed_folder_verifies_and_reports_each_setting(crossed, tmp_path):
     assert not (tmp_path / "run" / "scores.png").exists()
     page = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
     assert 'id="f-setting"' in page and "Scores, reader last_line, judge contains" in page
+    assert run_page(run, tmp_path / "run") == page  # the board shows the page `gacc report` wrote, plots and all
 
 
 def test_a_one_setting_folder_keeps_todays_outputs(tmp_path):
