@@ -69,7 +69,7 @@ def test_a_missing_or_undecodable_file_is_named(tmp_path):
     with pytest.raises(LabelsError, match="no such labels file"):
         read_labels(tmp_path / "none.jsonl")
     (tmp_path / "latin.jsonl").write_bytes(b'{"key": "\xe9"}\n')
-    with pytest.raises(LabelsError, match="latin.jsonl: not UTF-8 text"):
+    with pytest.raises(LabelsError, match=r"latin\.jsonl: not UTF-8 text"):
         read_labels(tmp_path / "latin.jsonl")
 
 
