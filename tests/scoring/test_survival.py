@@ -14,19 +14,11 @@ QUESTIONS = [("g1", "g1/q1"), ("g1", "g1/q2"), ("目标", "目标/q1"), ("目标
 
 def _rows(verdicts, ratio=0.2, questions=QUESTIONS):
     """Answer rows of compressors given as {name: "1100"} (one digit per question, 1: right)."""
-    rows = [
-        {
-            "compressor": c,
-            "condition": "own",
-            "ratio": ratio,
-            "ceiling": False,
-            "goal_id": g,
-            "question_id": q,
-            "correct": bit == "1",
-        }  # fmt: skip
-        for c, bits in verdicts.items()
-        for (g, q), bit in zip(questions, bits, strict=True)
-    ]
+    rows = []
+    for c, bits in verdicts.items():
+        for (g, q), bit in zip(questions, bits, strict=True):
+            cell = {"compressor": c, "condition": "own", "ratio": ratio, "ceiling": False}
+            rows.append({**cell, "goal_id": g, "question_id": q, "correct": bit == "1"})
     full = [{**r, "compressor": "full-context", "condition": "full", "ceiling": True, "ratio": 1.0} for r in rows[:4]]
     return rows + full  # a ceiling is a bound, not ranked
 
