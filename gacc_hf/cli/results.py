@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
+from typing import Any
 
 
 def add_report_parser(sub: argparse._SubParsersAction) -> None:
@@ -45,9 +46,18 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def add_compare_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="paired difference B − A with CIs, per condition and ratio")
-    p.add_argument("run_a", help="results folder of side A")
-    p.add_argument("run_b", nargs="?", help="results folder of side B (default: RUN_A, comparing two compressors)")
+    p = sub.add_parser(
+        "compare",
+        help="paired difference B − A with CIs, per condition and ratio; across readers or judges, whether the "
+        "ranking of the compressors survives",
+    )
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="results folders: one (two compressors of it, --a and --b), two (side A and side B), or two or more on "
+        "the same data under different readers or judges (the survival section)",
+    )
     p.add_argument("--a", help="compressor of side A (needed when its run has several)")
     p.add_argument("--b", help="compressor of side B (needed when its run has several)")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for the CIs (default: side A's run setting)")
@@ -57,11 +67,94 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="compare runs on different data, readers or judges anyway, with a warning (refused by default)",
     )
+    p.add_argument("--output", metavar="FILE.md", help="also write the survival section as Markdown to this file")
+    p.add_argument("--json", metavar="FILE", help="also write the survival section as JSON to this file")
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from gacc_hf.results.folder import read_folder
+    from gacc_hf.scoring.compare import CompareError, setting
+
+    if len(args.runs) > 2:
+        return _survival_only(args)
+    args.run_a, args.run_b = (*args.runs, None)[:2]
+    run_a = read_folder(args.run_a)
+    run_b = read_folder(args.run_b) if args.run_b else run_a
+    settings_differ = args.run_b is not None and setting(run_a.config) != setting(run_b.config)
+    if not settings_differ:
+        if args.output or args.json:
+            raise CompareError("--output and --json write the survival section: it needs two or more runs under "
+                               "different readers or judges")  # fmt: skip
+        return _paired(args, run_a, run_b)
+    try:
+        section = _survival(args, {args.run_a: run_a, args.run_b: run_b})
+    except CompareError as exc:
+        if args.allow_different_data and not (args.output or args.json):
+            return _paired(args, run_a, run_b)
+        raise CompareError(f"{_refusal(run_a.config, run_b.config, args)}; no survival section either: {exc}") from None
+    if args.allow_different_data:
+        _paired(args, run_a, run_b)
+        print()
+    else:
+        print("(the paired table of one side against the other needs one reader and one judge: "
+              "--allow-different-data prints it anyway)\n")  # fmt: skip
+    print(section, end="")
+    return 0
+
+
+def _refusal(config_a: dict, config_b: dict, args: argparse.Namespace) -> str:
+    from gacc_hf.scoring.compare import setup_differences
+
+    differ, _ = setup_differences(config_a, config_b, (args.run_a, args.run_b))
+    return "the runs are not comparable: " + "; ".join(differ) + " (pass --allow-different-data to compare anyway)"
+
+
+def _survival_only(args: argparse.Namespace) -> int:
+    from gacc_hf.results.folder import read_folder
+    from gacc_hf.scoring.compare import CompareError
+
+    if args.a or args.b or args.allow_different_data:
+        raise CompareError("--a, --b and --allow-different-data are for two runs; three or more give the survival "
+                           "section of the compressors they all hold")  # fmt: skip
+    twice = [path for i, path in enumerate(args.runs) if path in args.runs[:i]]
+    if twice:
+        raise CompareError(f"{twice[0]} is given twice: give each run once")
+    args.run_a = args.runs[0]
+    print(_survival(args, {path: read_folder(path) for path in args.runs}), end="")
+    return 0
+
+
+def _survival(args: argparse.Namespace, runs: dict) -> str:
+    """The survival section of runs (folder → results) on the same data, each under its own (reader, judge):
+    printed by the caller, written to --output and --json here."""
+    from pathlib import Path
+
+    from gacc_hf.scoring.compare import check_settings, setting
+    from gacc_hf.scoring.survival import SurvivalError, format_survival, survival
+    from gacc_hf.strict_json import dumps
+
+    for line in check_settings({path: run.config for path, run in runs.items()}):
+        print(f"WARNING: {line}: cannot check that every run is on the same data", file=sys.stderr)
+    n_boot, seed = _resampling(args, next(iter(runs.values())).config)
+    try:
+        sections = survival({path: run.answers for path, run in runs.items()}, n_boot, seed)
+    except SurvivalError as exc:
+        from gacc_hf.scoring.compare import CompareError
+
+        raise CompareError(str(exc)) from None
+    about = {path: setting(run.config) for path, run in runs.items()}
+    text = format_survival(sections, about)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    if args.json:
+        document = {"settings": about, "n_bootstrap": n_boot, "seed": seed, "survival": sections}
+        Path(args.json).write_text(dumps(document, args.json, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return text
+
+
+def _paired(args: argparse.Namespace, run_a: Any, run_b: Any) -> int:
+    """Today's comparison of side A against side B: the paired table, by language, outcome moves and AUC."""
     from gacc_hf.scoring.by_language import format_by_language, paired_by_language
     from gacc_hf.scoring.compare import (
         CompareError,
@@ -72,8 +165,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         shared_cells,
     )
 
-    run_a = read_folder(args.run_a)
-    run_b = read_folder(args.run_b) if args.run_b else run_a
     if args.run_b is None and (args.a is None or args.b is None):
         raise ValueError("comparing two compressors of one run needs both --a and --b")
     same_run = args.run_b is None  # two compressors of one run share its data, reader and judge
