@@ -120,8 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; {_load()} on {os.cpu_count()} CPUs")
     items, unmatched, run = labelled_items(args.folder, args.labels or Path(args.folder) / "labels.jsonl")
     n_right = sum(bool(i["row"]["label"]) for i in items)
-    print(f"labelled answers: {len(items)} ({n_right} right, {len(items) - n_right} wrong), over "
-          f"{len({i['row']['goal_id'] for i in items})} goals; labels matching no answer: {len(unmatched)}")  # fmt: skip
+    n_goals = len({i["row"]["goal_id"] for i in items})
+    print(f"labelled answers: {len(items)} ({n_right} right, {len(items) - n_right} wrong), over {n_goals} goals; "
+          f"labels matching no answer: {len(unmatched)}")  # fmt: skip
     cache = Cache(args.cache_dir)
     recorded = run.config.get("judge") or {}
     name = f"recorded ({recorded.get('name')}@{recorded.get('revision')})"
