@@ -36,7 +36,8 @@ def test_three_runs_give_rankings_tau_and_wins_that_match_their_recorded_scores(
     folders = [str(judged / j) for j in JUDGES]
     out_md, out_json = tmp_path / "survival.md", tmp_path / "survival.json"
     assert main(["compare", *folders, "--bootstrap", "50", "--output", str(out_md), "--json", str(out_json)]) == 0
-    printed = capsys.readouterr().out
+    printed, err = capsys.readouterr()
+    assert err == ""  # every run records its data fingerprint: nothing to warn of
     assert printed == out_md.read_text() and printed.startswith("## Do conclusions survive?")
     assert f"- `{folders[2]}`: reader fields@fields-v1, judge f1@f1-v3@0.5" in printed
     doc = json.loads(out_json.read_text())
@@ -114,3 +115,13 @@ def test_runs_that_do_not_hold_the_same_compressors_are_refused(judged, tmp_path
     assert main(["compare", str(judged / "exact"), str(fewer)]) == 2  # two runs: today's refusal, and why no section
     err = capsys.readouterr().err
     assert "not comparable: judge:" in err and "no survival section either: " in err
+
+
+def test_a_run_without_a_data_fingerprint_is_compared_with_a_warning(judged, tmp_path, capsys):
+    old = shutil.copytree(judged / "f1", tmp_path / "old")
+    config = json.loads((old / "results.json").read_text())["config"]
+    _set_config(old, data={**config["data"], "fingerprint": None})
+    assert main(["compare", str(judged / "exact"), str(judged / "contains"), str(old), "--bootstrap", "0"]) == 0
+    out, err = capsys.readouterr()
+    assert err == f"WARNING: {old} records no data fingerprint: cannot check that every run is on the same data\n"
+    assert out.startswith("## Do conclusions survive?")
