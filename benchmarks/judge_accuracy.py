@@ -10,7 +10,8 @@ through the judge registry and the cache (the same verdict keys a run files, so 
 reused and these are reused by a run). It prints, per judge, the accuracy against the labels, the false-right
 rate (answers labelled wrong that the judge called right) and the false-wrong rate (labelled right, called
 wrong), each with a goal-bootstrap 95% CI; the verdicts the folder records (its own judge) as one more row; the
-judges' agreement with each other; the seconds each judge took; and the command, load and date.
+judges' agreement with each other; each cell's labelled answers scored under the human verdicts beside the
+folder's judge (a reference); the seconds each judge took; and the command, load and date.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from gacc_hf.run.cache import Cache
 from gacc_hf.run.cache.key_template import KeyTemplate
 from gacc_hf.run.read import asked_of
 from gacc_hf.scoring.agreement import judge_agreement
-from gacc_hf.scoring.labels import judge_accuracy, labelled_answers, read_labels
+from gacc_hf.scoring.labels import human_scores, judge_accuracy, labelled_answers, read_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 MAIN = ROOT / "docs" / "results" / "main"
@@ -140,6 +141,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for pair in agreement["pairs"]:
         print(f"  {pair['judge_a']} / {pair['judge_b']}: {_ci(pair, 'agreement')}, κ {_ci(pair, 'kappa')}")
     print(f"Krippendorff's α over all: {_ci(agreement['all'], 'alpha')}")
+    print(f"\nthe labelled answers of each cell under the human verdicts (a reference), beside {name}:")
+    rows, _ = labelled_answers(run.answers, read_labels(args.labels or Path(args.folder) / "labels.jsonl"))
+    for cell in human_scores(rows, args.bootstrap, args.seed):
+        human = _ci({**cell, "micro": cell["human_micro"], "micro_ci_low": cell["human_micro_ci_low"],
+                     "micro_ci_high": cell["human_micro_ci_high"], "micro_undefined": None}, "micro")  # fmt: skip
+        print(f"  {cell['compressor']} {cell['condition']} r={cell['ratio']:g}: {cell['n_questions']} labelled, "
+              f"human Micro {human}, judge Micro {cell['judge_micro']:.3f}")  # fmt: skip
     cache.close()
     return 0
 
