@@ -98,7 +98,12 @@ def _ci(row: Mapping[str, Any], name: str) -> str:
     if value is None:
         return f"— ({row[f'{name}_undefined']})"
     low, high = row[f"{name}_ci_low"], row[f"{name}_ci_high"]
-    return f"{value:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
+    return _3(value) + ("" if low is None else f" [{_3(low)}, {_3(high)}]")
+
+
+def _3(x: float) -> str:
+    """Three decimals, a rounding error below zero (−1e−17 in a resampled κ of 0) shown as 0.000, not −0.000."""
+    return f"{round(x, 3) + 0.0:.3f}"
 
 
 def _load() -> str:
