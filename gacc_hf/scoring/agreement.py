@@ -168,3 +168,40 @@ def _table(goal_ids: Sequence[str], verdicts: Mapping[str, Sequence[bool]], n_bo
     else:
         alpha = _all_judges(goal_ids, np.column_stack([columns[j] for j in judges]), n_boot, seed)
     return {"judges": judges, "n_answers": len(goal_ids), "pairs": pairs, "all": alpha}
+
+
+def verdict_table(judged: Mapping[str, Sequence[Mapping[str, Any]]]) -> tuple[dict[str, Any], int]:
+    """The verdict table of the same answers judged under several judges (judge → answer rows): the answers
+    aligned by (compressor, condition, ratio, question), as `judge_agreement`'s `goal_ids`, `verdicts` and
+    `languages`, and how many answers were left out because a call failed in one of them.
+
+    The answers must be the same text in every side (the same reader's answers, judged again); anything else is
+    refused, since a disagreement would then be a change of answer rather than of judge.
+    """
+    names = list(judged)
+    by_key = {name: {_answer_of(r): r for r in rows} for name, rows in judged.items()}
+    first = by_key[names[0]]
+    for name in names[1:]:
+        if by_key[name].keys() != first.keys():
+            raise ValueError(f"{names[0]} and {name} do not hold the same answer rows: judge agreement needs them")
+        for key, row in first.items():
+            if not _failed(row) and not _failed(by_key[name][key]) and row["answer"] != by_key[name][key]["answer"]:
+                raise ValueError(
+                    f"{names[0]} and {name} answer question {key[3]!r} ({key[1]}, r={key[2]:g}) differently: "
+                    "judge agreement needs the same answers judged again"
+                )
+    kept = [key for key in first if not any(_failed(by_key[name][key]) for name in names)]
+    table = {
+        "goal_ids": [str(first[k]["goal_id"]) for k in kept],
+        "languages": [str(first[k].get("language") or "") for k in kept],
+        "verdicts": {name: [bool(by_key[name][k]["correct"]) for k in kept] for name in names},
+    }
+    return table, len(first) - len(kept)
+
+
+def _answer_of(row: Mapping[str, Any]) -> tuple[str, str, float, str]:
+    return (str(row["compressor"]), str(row["condition"]), float(row["ratio"]), str(row["question_id"]))
+
+
+def _failed(row: Mapping[str, Any]) -> bool:
+    return row.get("answer") is None or bool(row.get("error"))

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gacc_hf.scoring.agreement import judge_agreement
+from gacc_hf.scoring.agreement import judge_agreement, verdict_table
 
 R, W = True, False
 # answer: goal, language, judges A, B, C
@@ -138,3 +138,35 @@ def test_bad_tables_are_refused():
         judge_agreement(["g", "g"], {"A": [R, W], "B": [R]})
     with pytest.raises(ValueError, match="1 languages for 2 answers"):
         judge_agreement(["g", "g"], {"A": [R, W]}, ["en"])
+
+
+def _answer(q, answer, correct, goal="g", language="en", error=None):
+    cell = {"compressor": "truncate", "condition": "own", "ratio": 0.2, "goal_id": goal, "language": language}
+    return {**cell, "question_id": q, "answer": answer, "correct": correct, "error": error}
+
+
+def test_the_same_answers_judged_twice_make_a_verdict_table():
+    exact = [
+        _answer("q1", "Paris", True),
+        _answer("目标/q1", "北京。", False, "目标", "zh"),
+        _answer("q2", None, False),
+    ]
+    f1 = [_answer("q1", "Paris", True), _answer("目标/q1", "北京。", True, "目标", "zh"), _answer("q2", None, False)]
+    table, failed = verdict_table({"exact": exact, "f1": f1})
+    # q2 failed (no answer): left out and counted; the other two kept in the order of the first side
+    assert failed == 1
+    assert table == {
+        "goal_ids": ["g", "目标"],
+        "languages": ["en", "zh"],
+        "verdicts": {"exact": [True, False], "f1": [True, True]},
+    }
+    t = judge_agreement(table["goal_ids"], table["verdicts"], table["languages"], n_boot=0)
+    assert t["pairs"][0]["agreement"] == 0.5
+
+
+def test_a_verdict_table_needs_the_same_answers():
+    one = [_answer("q1", "Paris", True)]
+    with pytest.raises(ValueError, match=r"answer question 'q1' \(own, r=0\.2\) differently"):
+        verdict_table({"a": one, "b": [_answer("q1", "Paris.", True)]})
+    with pytest.raises(ValueError, match="a and b do not hold the same answer rows"):
+        verdict_table({"a": one, "b": [_answer("q2", "Paris", True)]})
