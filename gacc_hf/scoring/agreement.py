@@ -205,3 +205,25 @@ def _answer_of(row: Mapping[str, Any]) -> tuple[str, str, float, str]:
 
 def _failed(row: Mapping[str, Any]) -> bool:
     return row.get("answer") is None or bool(row.get("error"))
+
+
+def _shown(row: Mapping[str, Any], name: str) -> str:
+    if row[name] is None:
+        return f"— ({row[f'{name}_undefined']})"
+    low, high = row[f"{name}_ci_low"], row[f"{name}_ci_high"]
+    text = f"{row[name]:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
+    return text + ("" if row[f"{name}_ci_note"] is None else f" ({row[f'{name}_ci_note']})")
+
+
+def format_agreement(table: Mapping[str, Any], left_out: int = 0) -> str:
+    """`judge_agreement`'s table as Markdown: the pairs, α, and the same per language."""
+    lines = ["## Judge agreement", "", f"{table['n_answers']} answers judged by every judge"]
+    if left_out:
+        lines[-1] += f" ({left_out} left out: a call failed)"
+    parts = [("", table)] + [(f" ({part['language']})", part) for part in table["by_language"]]
+    for suffix, part in parts:
+        lines += ["", f"| judge A | judge B | agreement{suffix} [95% CI] | Cohen's κ [95% CI] |", "|---|---|---|---|"]
+        for p in part["pairs"]:
+            lines.append(f"| {p['judge_a']} | {p['judge_b']} | {_shown(p, 'agreement')} | {_shown(p, 'kappa')} |")
+        lines += ["", f"Krippendorff's α over all judges{suffix}: {_shown(part['all'], 'alpha')}"]
+    return "\n".join(lines) + "\n"

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from gacc_hf.scoring.agreement import judge_agreement, verdict_table
+from gacc_hf.scoring.agreement import format_agreement, judge_agreement, verdict_table
 
 R, W = True, False
 # answer: goal, language, judges A, B, C
@@ -170,3 +170,14 @@ def test_a_verdict_table_needs_the_same_answers():
         verdict_table({"a": one, "b": [_answer("q1", "Paris.", True)]})
     with pytest.raises(ValueError, match="a and b do not hold the same answer rows"):
         verdict_table({"a": one, "b": [_answer("q2", "Paris", True)]})
+
+
+def test_the_agreement_reads_as_markdown_with_what_does_not_exist_said():
+    text = format_agreement(_measure(TABLE), left_out=2)
+    assert text.startswith("## Judge agreement\n\n6 answers judged by every judge (2 left out: a call failed)\n")
+    assert "| A | B | 0.833 | 0.667 |" in text and "Krippendorff's α over all judges (en): 0.389\n" in text  # 7/18
+    assert "| judge A | judge B | agreement (zh) [95% CI] |" in text and "| A | B | 1.000 | 1.000 |" in text
+    one_class = judge_agreement(["g"], {"A": [R], "B": [R]}, n_boot=0)
+    assert "| A | B | 1.000 | — (both judges said right to every answer: chance agreement is 1) |" in format_agreement(
+        one_class
+    )
