@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import sys
 from typing import Any
 
@@ -145,12 +146,32 @@ def _survival(args: argparse.Namespace, runs: dict) -> str:
         raise CompareError(str(exc)) from None
     about = {path: setting(run.config) for path, run in runs.items()}
     text = format_survival(sections, about)
+    agreement, said = _agreement(runs, n_boot, seed)
+    text += f"\n{said}"
     if args.output:
         Path(args.output).write_text(text, encoding="utf-8")
     if args.json:
         document = {"settings": about, "n_bootstrap": n_boot, "seed": seed, "survival": sections}
+        document["agreement"] = agreement
         Path(args.json).write_text(dumps(document, args.json, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return text
+
+
+def _agreement(runs: dict, n_boot: int, seed: int) -> tuple[dict | None, str]:
+    """Judge agreement of runs whose answers are the same reader's judged again (None and why not, otherwise)."""
+    from gacc_hf.scoring.agreement import format_agreement, judge_agreement, verdict_table
+
+    readers = {json.dumps(run.config.get("reader"), sort_keys=True) for run in runs.values()}
+    if len(readers) > 1:
+        return None, "(no judge agreement: the runs have different readers, so their answers differ)\n"
+    try:
+        table, left_out = verdict_table({path: run.answers for path, run in runs.items()})
+    except ValueError as exc:
+        return None, f"(no judge agreement: {exc})\n"
+    if not table["goal_ids"]:
+        return None, "(no judge agreement: every answer failed in one run or another)\n"
+    measured = judge_agreement(table["goal_ids"], table["verdicts"], table["languages"], n_boot, seed)
+    return {**measured, "n_left_out": left_out}, format_agreement(measured, left_out)
 
 
 def _paired(args: argparse.Namespace, run_a: Any, run_b: Any) -> int:

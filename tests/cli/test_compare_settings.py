@@ -6,6 +6,7 @@ import json
 import shutil
 from itertools import combinations
 
+import pandas as pd
 import pytest
 from scipy.stats import kendalltau
 
@@ -58,6 +59,18 @@ def test_three_runs_give_rankings_tau_and_wins_that_match_their_recorded_scores(
             assert [d["micro_diff"] for d in p["settings"]] == pytest.approx(diffs)
             assert (p["k"], p["m"]) == (sum(d > 0 for d in diffs), 3)
         assert len(sec["pairs"]) == len(list(combinations(COMPRESSORS, 2)))
+    # one reader: the same answers judged three times; each pair's raw agreement is the share of answer rows
+    # whose recorded verdicts are the same in both folders
+    answers = {
+        f: pd.read_parquet(judged / j / "answers.parquet")["correct"].tolist()
+        for f, j in zip(folders, JUDGES, strict=True)
+    }
+    agreement = doc["agreement"]
+    assert agreement["n_answers"] == len(answers[folders[0]]) and agreement["n_left_out"] == 0
+    for pair in agreement["pairs"]:
+        a, b = answers[pair["judge_a"]], answers[pair["judge_b"]]
+        assert pair["agreement"] == pytest.approx(sum(x == y for x, y in zip(a, b, strict=True)) / len(a))
+    assert "## Judge agreement" in printed
 
 
 def test_two_runs_under_different_judges_give_the_section_and_the_paired_table_only_when_asked(judged, capsys):
@@ -123,5 +136,15 @@ def test_a_run_without_a_data_fingerprint_is_compared_with_a_warning(judged, tmp
     _set_config(old, data={**config["data"], "fingerprint": None})
     assert main(["compare", str(judged / "exact"), str(judged / "contains"), str(old), "--bootstrap", "0"]) == 0
     out, err = capsys.readouterr()
+    assert "## Judge agreement" in out  # the same reader: its answers judged again
     assert err == f"WARNING: {old} records no data fingerprint: cannot check that every run is on the same data\n"
     assert out.startswith("## Do conclusions survive?")
+
+
+def test_runs_under_different_readers_give_no_judge_agreement(judged, tmp_path, capsys):
+    other = shutil.copytree(judged / "f1", tmp_path / "other-reader")
+    _set_config(other, reader={"name": "fields", "revision": "fields-v0"})
+    assert main(["compare", str(judged / "exact"), str(other), "--bootstrap", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "Do conclusions survive?" in out and "## Judge agreement" not in out
+    assert out.endswith("(no judge agreement: the runs have different readers, so their answers differ)\n")
