@@ -104,13 +104,20 @@ def labelled_answers(
     answers: Sequence[Mapping[str, Any]], labels: Mapping[str, Label]
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """The answer rows a label matches, each with its `label` (True: right), and the keys no answer matches
-    (labels of another run, or of answers edited since). Rows without an answer (failed calls) match none."""
+    (labels of another run, or of answers edited since). Rows without an answer (failed calls) match none. A label
+    whose `question_id` is not its answer's is refused (its key and its question no longer go together)."""
     matched, seen = [], set()
     for row in answers:
         if row.get("answer") is None:
             continue
         key = answer_key(str(row["question_id"]), str(row["answer"]))
         if key in labels:
+            named = labels[key].question_id
+            if named is not None and named != row["question_id"]:
+                raise LabelsError(
+                    f"label {key} names question {named!r}, but the answer with that key answers "
+                    f"{row['question_id']!r}: the label's question_id was edited"
+                )
             matched.append({**row, "key": key, "label": labels[key].right})
             seen.add(key)
     return matched, [k for k in labels if k not in seen]

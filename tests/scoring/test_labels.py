@@ -139,3 +139,10 @@ def test_scores_under_human_verdicts_are_a_reference_beside_the_judge():
     # labels R, W, R: Micro 2/3; goal g1 has a wrong, 目标 has none: Macro 1/2; the judge said right to all: 1
     assert (ref["compressor"], ref["n_questions"], ref["n_goals"]) == ("truncate", 3, 2)
     assert (ref["human_micro"], ref["human_macro"], ref["judge_micro"]) == pytest.approx((2 / 3, 0.5, 1.0))
+
+
+def test_a_label_naming_another_question_than_its_answer_is_refused(tmp_path):
+    path = _write(tmp_path, json.dumps({"key": ZH_KEY, "question_id": "目标/q2", "label": "right"}, ensure_ascii=False))
+    answers = [{"question_id": "目标/q1", "answer": "巴黎", "goal_id": "目标"}]
+    with pytest.raises(LabelsError, match=f"label {ZH_KEY} names question '目标/q2', but the answer with that key"):
+        labelled_answers(answers, read_labels(path))
