@@ -15,8 +15,8 @@ from gacc_hf.cli.cache import add_cache_parser
 from gacc_hf.cli.data import add_data_parser
 from gacc_hf.cli.hints import HintingParser
 from gacc_hf.cli.info import add_install_metric_parser, add_list_parser
-from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_report_parser, add_view_parser
 from gacc_hf.cli.rescore import add_rescore_parser
+from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_report_parser, add_view_parser
 from gacc_hf.cli.run import add_run_parser
 from gacc_hf.cli.serve_test import add_serve_test_parser
 from gacc_hf.cli.verbosity import add_verbosity, configure_logging

@@ -33,7 +33,7 @@ def plot_agreement(parts: Sequence[Mapping[str, Any]], path: Path) -> Path:
         axes = fig.subplots(max(1, len(shown)), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
         for ax, part in zip(axes, shown, strict=False):
             rows = _rows(part)
-            for y, (label, key, row) in enumerate(reversed(rows)):
+            for y, (_label, key, row) in enumerate(reversed(rows)):
                 value = row.get(key)
                 if value is None:
                     ax.text(-0.95, y, f"undefined: {row.get(f'{key}_undefined')}", va="center", fontsize=8)

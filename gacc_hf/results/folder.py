@@ -28,8 +28,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from gacc_hf.protocol import is_ceiling
-from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
 from gacc_hf.results.agreement_plot import AGREEMENT_PNG, plot_agreement
+from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
 from gacc_hf.results.by_language import is_language_png, plot_languages
 from gacc_hf.results.layout import (
     ANSWERS_FILE,

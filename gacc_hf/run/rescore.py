@@ -24,7 +24,7 @@ from gacc_hf.data.fingerprint import fingerprint
 from gacc_hf.data.loading import load_any
 from gacc_hf.data.schema import validate
 from gacc_hf.results.folder import verify_folder
-from gacc_hf.results.layout import RESULTS_FILE, SCHEMA_VERSION, ResultsError, RunResults
+from gacc_hf.results.layout import RESULTS_FILE, SCHEMA_VERSION, RunResults
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.benchmark import _now, _one_or_list, _version
 from gacc_hf.run.cache import Cache
@@ -32,9 +32,9 @@ from gacc_hf.run.calls import Executor, OnError, check_bool, resolve_method
 from gacc_hf.run.config import DATA_FILE
 from gacc_hf.run.read import Asked, asked_of, verdict_tasks
 from gacc_hf.run.tasks import Method
-from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.judging import label_figures, matched_labels
 from gacc_hf.scoring.labels import read_labels
+from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.reading import setting_scores
 from gacc_hf.scoring.settings import config_methods, setting_of
 
@@ -74,7 +74,8 @@ def rescore(
         raise ValueError(f"on_error must be 'raise' or 'record', got {on_error!r}")
     source = Path(run_dir)
     run = _checked(source)
-    judges = [resolve_method("judge", j, cache_dir is not None) for j in (judge if isinstance(judge, list) else [judge])]
+    given = judge if isinstance(judge, list | tuple) else [judge]
+    judges = [resolve_method("judge", j, cache_dir is not None) for j in given]
     if len({j.name for j in judges}) < len(judges):
         raise ValueError(f"judge names must be distinct: {[j.name for j in judges]}")
     questions = _questions(source, run.config)

@@ -44,7 +44,8 @@ def reader_agreement(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: in
             continue
         table, left_out = verdict_table(judged)
         if not table["goal_ids"]:
-            out.append({"reader": reader, "judges": list(judged), "undefined": "every answer failed", "n_left_out": left_out})
+            failed = {"undefined": "every answer failed in one judge or another", "n_left_out": left_out}
+            out.append({"reader": reader, "judges": list(judged), **failed})
             continue
         measured = judge_agreement(table["goal_ids"], table["verdicts"], table["languages"], n_boot, seed)
         out.append({"reader": reader, **measured, "n_left_out": left_out})
