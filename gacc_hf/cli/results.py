@@ -84,6 +84,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     run_a = read_folder(args.run_a)
     run_b = read_folder(args.run_b) if args.run_b else run_a
     several = several_settings(run_a.config) or several_settings(run_b.config)
+    if several and args.run_b is not None and not _shared_settings(run_a.config, run_b.config):
+        return _survival_only(args)  # each setting of each run, none in both: the survival section
     settings_differ = args.run_b is not None and not several and setting(run_a.config) != setting(run_b.config)
     if not settings_differ:
         if args.output or args.json:
@@ -105,6 +107,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
               "--allow-different-data prints it anyway)\n")  # fmt: skip
     print(section, end="")
     return 0
+
+
+def _shared_settings(config_a: dict, config_b: dict) -> list:
+    """The (reader, judge) settings two runs both have, by name."""
+    from gacc_hf.scoring.settings import config_settings
+
+    return [s for s in config_settings(config_a) if s in config_settings(config_b)]
 
 
 def _by_setting(args: argparse.Namespace, run_a: Any, run_b: Any) -> int:
@@ -137,8 +146,9 @@ def _survival_only(args: argparse.Namespace) -> int:
     from gacc_hf.scoring.compare import CompareError
 
     if args.a or args.b or args.allow_different_data:
-        raise CompareError("--a, --b and --allow-different-data are for two runs; three or more give the survival "
-                           "section of the compressors they all hold")  # fmt: skip
+        raise CompareError("--a, --b and --allow-different-data are for two runs of a shared setting; three or more, "
+                           "or two of no setting in common, give the survival section of the compressors they all "
+                           "hold")  # fmt: skip
     twice = [path for i, path in enumerate(args.runs) if path in args.runs[:i]]
     if twice:
         raise CompareError(f"{twice[0]} is given twice: give each run once")

@@ -245,3 +245,18 @@ def test_a_rescore_refusal_leaves_no_folder_and_the_exit_code_is_two_for_an_unkn
     assert not (tmp_path / "o").exists()
     with pytest.raises(ValueError, match="not a results folder"):
         rescore(tmp_path / "nothing", "exact", tmp_path / "o2")
+
+
+def test_a_rescored_folder_is_checked_and_compared_as_a_run(rescored, capsys, tmp_path):
+    copy = Path(shutil.copytree(rescored, tmp_path / "copy"))
+    report = (copy / "report.md").read_text(encoding="utf-8")
+    assert main(["report", str(copy)]) == 0  # every figure re-derived from its answers
+    assert (copy / "report.md").read_text(encoding="utf-8") == report
+    capsys.readouterr()
+    assert main(["compare", str(MAIN), str(rescored)]) == 0  # no setting in common: each judge is a setting
+    out = capsys.readouterr().out
+    pair = _doc(rescored)["agreement"][0]["pairs"][0]
+    assert f"| {MAIN} | 1. embed (" in out and f"| {rescored} [reader smollm2, judge f1] | 1. embed (" in out
+    assert "| truncate | embed | 2 of 3 |" in out  # contains and f1 put embed above truncate; exact ties them
+    exact, f1 = (f"{rescored} [reader smollm2, judge {j}]" for j in ("exact", "f1"))
+    assert f"| {exact} | {f1} | {pair['agreement']:.3f} [" in out
