@@ -153,7 +153,8 @@ def _judged(
     rows: Sequence[Mapping[str, Any]], questions: Mapping[tuple[str, str], Asked], judge: Method, ex: Executor
 ) -> list[dict[str, Any]]:
     """The rows judged by `judge` (through the cache, under a run's verdict keys), each row's judge,
-    verdict, outcome and error replaced; a row whose memory or answer failed keeps its error."""
+    verdict, outcome and error replaced; a row whose memory or answer failed keeps its error (an answer the
+    folder's judge failed on is judged again)."""
     keys: list[str | None] = []
     asked: list[Asked] = []
     answers: dict[str, dict[str, Any]] = {}
@@ -162,7 +163,7 @@ def _judged(
         if at not in questions:
             raise RescoreError(f"answer row {i}: question {at[1]!r} of goal {at[0]!r} is not in the run's data")
         asked.append(questions[at])
-        failed = row.get("answer") is None or row.get("error") is not None
+        failed = row.get("answer") is None  # its memory or its reading failed; a failed verdict is asked again
         keys.append(None if failed else f"row{i}")
         if not failed:
             answers[f"row{i}"] = {"answer": str(row["answer"])}

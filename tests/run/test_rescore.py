@@ -237,6 +237,10 @@ def test_a_judge_that_fails_follows_the_on_error_rules_of_a_run(tmp_path):
     assert sum(r["error"] is not None for r in rows) == len(rows) == len(answered)
     assert len(recorded.errors) == 868  # one per distinct verdict asked
     assert not any(r["correct"] for r in rows)
+    # the answers the failed judge left unjudged are judged again by the next judge, each row as in main
+    again = rescore(tmp_path / "recorded", "exact", tmp_path / "again", progress=False)
+    assert not again.errors and all(r["error"] is None for r in _rows(tmp_path / "again"))
+    assert [r["answer"] for r in _rows(tmp_path / "again")] == [r["answer"] for r in _rows(MAIN)]
 
 
 def test_a_rescore_refusal_leaves_no_folder_and_the_exit_code_is_two_for_an_unknown_judge(tmp_path, capsys):
