@@ -26,13 +26,6 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def _methods(text: str) -> str | list[str]:
-    """`--reader a,b` / `--judge x,y`: one name as itself, several as a list (empty names are kept, to be refused)."""
-    from gacc_hf.run.config import one_or_list
-
-    return one_or_list([part.strip() for part in text.split(",")])
-
-
 def _ratios(text: str) -> list[float | Fraction]:
     """`0.25,1/3`: a decimal is read as written (0.29 is exactly 29/100), `p/q` as the exact fraction."""
     from gacc_hf.run.config import as_ratio
@@ -82,6 +75,7 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     from gacc_hf.cli.run_selection import add_selection_options
     from gacc_hf.methods import BUILTINS
     from gacc_hf.run.conditions import CONDITIONS
+    from gacc_hf.run.config import parse_methods
     from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS
 
     main = PRESETS[DEFAULT_PRESET]
@@ -113,16 +107,12 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--compressors", type=_csv, help=f"comma-separated compressor names (default: {','.join(main.compressors)})"
     )
-    p.add_argument(
-        "--reader",
-        type=_methods,
-        help=f"reader name, or several comma-separated: each reads the same memories (default: {main.reader})",
-    )
+    p.add_argument("--reader", type=parse_methods, help=f"reader name, or several comma-separated ({main.reader})")
     p.add_argument(
         "--judge",
-        type=_methods,
+        type=parse_methods,
         help=f"judge name: {', '.join(e.name for e in BUILTINS if e.role == 'judge')}, or a prefixed one; several "
-        f"comma-separated judge every answer each (default: {main.judge}: a small reader answers in sentences)",
+        f"comma-separated (default: {main.judge}: a small reader answers in sentences)",
     )
     p.add_argument(
         "--ratios",
@@ -224,7 +214,7 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
     from gacc_hf.limits import check_resampling
     from gacc_hf.redaction import redact
-    from gacc_hf.run.config import as_list
+    from gacc_hf.run.config import as_list, check_method_names
     from gacc_hf.run.goals import check_goal_ids
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
@@ -232,12 +222,7 @@ def check_run(run: RunConfig, num_processes: int) -> None:
             raise ValueError(f"--{name} names nothing; give at least one (comma-separated)")
     if not run.data.strip():
         raise ValueError("--data is empty; name one")
-    for name in ("reader", "judge"):
-        names = as_list(getattr(run, name))
-        if not all(n.strip() for n in names):
-            raise ValueError(f"--{name} is empty or names an empty method; name one, or several comma-separated")
-        if twice := [n for n in dict.fromkeys(names) if names.count(n) > 1]:
-            raise ValueError(f"--{name} names {', '.join(twice)} twice; give each {name} once")
+    check_method_names(run)
     if run.goals is not None:
         check_goal_ids(run.goals, "--goals")
     check_resampling(run.bootstrap, run.seed)  # as `gacc compare` checks its own

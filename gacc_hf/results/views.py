@@ -76,9 +76,8 @@ def setting_view(run: RunResults, setting: Setting) -> RunResults:
 
 
 def _setting_usage(usage: Mapping[str, Any], setting: Setting) -> dict[str, Any]:
-    """A run's usage as its setting's run would record it: the setting's cells, and of the readers and
-    judges only its own (a setting's cells hold each memory's and answer's whole usage, so they add up to
-    those methods' totals)."""
+    """A run's usage as a setting sees it: the setting's cells, and of the readers and judges only its own
+    (their whole usage in the run: a judge of several readers' answers is counted for all of them)."""
     named = {"reader": setting[0], "judge": setting[1]}
 
     def own(by_role: Mapping[str, Any]) -> dict[str, Any]:

@@ -160,15 +160,13 @@ def run_benchmark(
 
     The defaults are the main preset's (`gacc_hf.run.presets`), so `run_benchmark(ds)` is the experiment
     `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage; `limits`
-    stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share). `compressor`
-    `reader` and `judge` may each be one method or a list: memories are made once for every reader, each reader
-    answers once, and each (reader, judge) setting is scored on its own (rows name their reader and judge;
-    `gacc_hf.scoring.settings`); each method is a callable or a registered name; `ratios` may be one number.
-    Everything is validated before any model call. `shard` picks the groups this process computes
-    (`gacc_hf.run.distributed`); the plan still sees every group, so a shard's rows equal a whole run's.
-    `data_spec`, `split` and `data_revision` (a Hub commit) record what the caller loaded. `goals` (ids;
-    `gacc_hf.run.goals`), then `limit` (the first N groups, or a fraction) keep part of the data: a partial run,
-    refused by publishing. `columns` maps schema names to the data's own (`gacc_hf.data.columns`)."""
+    stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share). `compressor`,
+    `reader`, `judge` may each be a list (a callable or a registered name each): memories are made once for all
+    readers, answers once per reader, and each (reader, judge) setting is scored alone (`gacc_hf.scoring.settings`);
+    `ratios` may be one number. Everything is validated before any model call. `shard` picks the groups this
+    process computes (`gacc_hf.run.distributed`); the plan sees every group: a shard's rows equal a whole run's.
+    `data_spec`, `split`, `data_revision` (a Hub commit) record what the caller loaded; `goals` (ids), then `limit`
+    (N groups, or a fraction) keep part of the data: a partial run; `columns` maps schema names to the data's."""
     started = _now()
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
     loaded, data_revision = load_rows(dataset, columns, data_spec, data_revision)
@@ -356,7 +354,7 @@ def _resolve_methods(
     resolved = []
     for role, given in (("compressor", compressor), ("reader", reader), ("judge", judge)):
         methods = [resolve_method(role, m, cached) for m in _as_list(given)]
-        if not methods:
+        if not methods and role != "compressor":  # a run of bounds only names no compressor
             raise ValueError(f"at least one {role} is required")
         names = [m.name for m in methods]
         if twice := [n for n in dict.fromkeys(names) if names.count(n) > 1]:

@@ -182,6 +182,21 @@ def one_or_list(specs: Sequence[str]) -> str | list[str]:
     return specs[0] if len(specs) == 1 else list(specs)
 
 
+def parse_methods(text: str) -> str | list[str]:
+    """`--reader a,b` / `--judge x,y`: one name as itself, several as a list (empty names kept, to be refused)."""
+    return one_or_list([part.strip() for part in text.split(",")])
+
+
+def check_method_names(run: RunConfig) -> None:
+    """Refuse an empty reader or judge name, and one given twice (it would judge every answer twice)."""
+    for role in ("reader", "judge"):
+        names = as_list(getattr(run, role))
+        if not all(n.strip() for n in names):
+            raise RunConfigError(f"--{role} is empty or names an empty method; name one, or several comma-separated")
+        if twice := [n for n in dict.fromkeys(names) if names.count(n) > 1]:
+            raise RunConfigError(f"--{role} names {', '.join(twice)} twice; give each {role} once")
+
+
 def portable_cache_dir(cache_dir: str | None, cwd: str | Path | None = None) -> tuple[str | None, bool]:
     """The cache folder a shared config names, and whether it is not the run's own: a relative folder as it
     is, an absolute one inside the working directory made relative to it, any other the default (an absolute

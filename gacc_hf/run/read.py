@@ -73,7 +73,7 @@ def read_and_judge(
         answers: dict[str, Any] | None = None
         for judged in judges:
             verdict_keys = list(keys)  # per row: its answer key, then its verdict key (None: nothing to ask)
-            follow = verdict_tasks(verdict_keys, asked, judged)
+            follow = verdict_tasks(verdict_keys, asked, judged, read.name if len(readers) > 1 else None)
             verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
             if answers is None:
                 answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
@@ -160,11 +160,12 @@ def _rows_of(answers: dict[str, Any], keys: list[str | None], by_answer: dict[st
     return sorted(i for key in answers for i in by_answer[key])
 
 
-def verdict_tasks(keys: list[str | None], asked: list[Asked], judged: Method) -> Follow:
+def verdict_tasks(keys: list[str | None], asked: list[Asked], judged: Method, reader: str | None = None) -> Follow:
     """The `follow` of the answer stage: given answers as they come in, turn their rows' answer keys in
     `keys` into verdict keys (None where the answer failed) and return the verdict tasks not asked for
     before, in row order (as judging after all reading would order them), each built from its first row
-    when the cache does not hold it."""
+    when the cache does not hold it. `reader`, in a run of several readers, names whose answers a task
+    judges in its label (and so in a failure's message)."""
     by_answer: dict[str, list[int]] = {}  # rows by answer key, indexed only when answers come in parts
     first: dict[str, tuple[int, str]] = {}  # verdict key -> its first row and answer
     known: dict[tuple[str, ...], str] = {}  # the same question answered alike in many rows: one key
@@ -176,7 +177,8 @@ def verdict_tasks(keys: list[str | None], asked: list[Asked], judged: Method) ->
         i, answer = first[key]
         q, group = asked[i][0], asked[i][1]
         item = JudgeInput(q.question, answer, q.references, group.context)
-        return Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
+        whose = "" if reader is None else f", answer of reader {reader!r}"
+        return Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r}{whose})")
 
     def follow(answers: dict[str, Any]) -> Planned:
         new: list[str] = []

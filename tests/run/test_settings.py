@@ -220,3 +220,47 @@ def test_two_runs_are_compared_on_the_settings_both_have(crossed, tmp_path):
         matched_views(crossed_run, read_folder(tmp_path / "f1"))
     plain, none = matched_views(one, one)
     assert [s for s, _, _ in plain] == [None] and none == []
+
+
+def failing_line(item):
+    """A reader that fails on every third question (by length), else answers with the first line."""
+    if len(item.question) % 3 == 0:
+        raise RuntimeError("no answer")
+    return item.memory.splitlines()[0]
+
+
+def failing_contains(item):
+    """`contains`, failing on answers whose length is a multiple of 4."""
+    if len(item.answer) % 4 == 0:
+        raise RuntimeError("no verdict")
+    return _contains(item)
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_merged_shards_of_a_crossed_run_with_failures_equal_one_process(world, tmp_path):
+    from gacc_hf.run.distributed import ContextShard, Topology, merge
+    from tests.run.test_distributed import _rows
+
+    kwargs = dict(
+        compressor="truncate",
+        reader=["fields", failing_line],
+        judge=[failing_contains, "exact"],
+        ratios=[0.3],
+        conditions=["own"],  # one row per question and setting: each failure's message names one row
+        n_bootstrap=50,
+        on_error="record",
+        progress=False,
+    )
+    whole = run_benchmark(_rows(), cache_dir=str(tmp_path / "one"), **kwargs)
+    roles = {(e["role"], e["method"]) for e in whole.errors}
+    assert {("reader", "failing_line"), ("judge", "failing_contains")} <= roles  # failures of both kinds
+    parts, order = [], None
+    for rank in range(world):
+        shard = ContextShard(Topology(rank, world))
+        parts.append(run_benchmark(_rows(), cache_dir=str(tmp_path / "many"), shard=shard, **kwargs))
+        order = shard.goal_order
+    merged = merge(parts, order)
+    assert merged.answers == whole.answers and merged.scores == whole.scores
+    assert merged.scores_by_language == whole.scores_by_language
+    assert merged.errors == whole.errors and merged.calls == whole.calls
+    assert merged.usage["cells"] == whole.usage["cells"]
