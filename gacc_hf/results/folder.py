@@ -291,12 +291,9 @@ def setting_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
 def judging_outputs(run: RunResults, out: Path) -> tuple[str, list[Path]]:
     """The judging sections of the report (agreement, survival, labels: `gacc_hf.scoring.judging`), after
     the rest, and the agreement plot; nothing for a run without them."""
-    text = format_judging(run.payload)
-    if not text:
-        return "", []
     plotted = [plot_agreement(run.payload["agreement"], out / AGREEMENT_PNG)] if run.payload.get("agreement") else []
-    shown = "".join(f"\n![{p.stem}]({p.name})\n" for p in plotted)
-    return f"\n{text}{shown}", plotted
+    text = format_judging(run.payload, AGREEMENT_PNG if plotted else None)
+    return (f"\n{text}" if text else ""), plotted
 
 
 def setting_suffix(setting: Setting) -> str:

@@ -150,8 +150,9 @@ def format_labels(section: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def format_judging(payload: Mapping[str, Any]) -> str:
-    """The judging sections of a results document as Markdown ("" when it has none)."""
+def format_judging(payload: Mapping[str, Any], plot: str | None = None) -> str:
+    """The judging sections of a results document as Markdown ("" when it has none); `plot`, the file name
+    of the agreement plot, is shown after the agreement tables."""
     parts = []
     for part in payload.get("agreement") or []:
         if part.get("undefined"):
@@ -159,6 +160,8 @@ def format_judging(payload: Mapping[str, Any]) -> str:
             continue
         text = format_agreement(part, part.get("n_left_out", 0))
         parts.append(text.replace("## Judge agreement", f"## Judge agreement, reader {part['reader']}", 1))
+    if plot is not None and parts:
+        parts.append(f"![agreement]({plot})\n")
     survived = payload.get("survival")
     if survived is not None:
         if survived.get("undefined"):

@@ -52,6 +52,7 @@ def test_rescoring_the_main_job_calls_no_compressor_and_no_reader(rescored):
     source = _doc(MAIN)["config"]
     for kept in ("data", "compressors", "reader", "ratios", "conditions", "protocol_version"):
         assert doc["config"][kept] == source[kept]
+    assert "these answers were judged again (`gacc rescore`)" in (rescored / "report.md").read_text(encoding="utf-8")
     came = doc["config"]["rescored_from"]
     assert came["path"] == str(MAIN)
     assert came["results_sha256"] == hashlib.sha256((MAIN / "results.json").read_bytes()).hexdigest()
