@@ -3,9 +3,15 @@ English and Chinese rows of `tests.run.test_settings` (whose verdicts are worked
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from gacc_hf.results.folder import AGREEMENT_PNG, read_folder, rebuild
+from gacc_hf.run.config import DATA_FILE
+from gacc_hf.run.rescore import RescoreError, rescore
+from gacc_hf.scoring.judging import format_judging
 from tests.run.test_settings import _run, contains, exact, first_line, last_line
 
 # Verdicts by hand (tests/run/test_settings.py), q1 q2 in English, q3 q4 in Chinese; `exact` accepts none:
@@ -68,3 +74,38 @@ def test_a_run_of_one_judge_has_no_agreement_section(tmp_path):
     result.save(tmp_path / "one")
     assert "Judge agreement" not in (tmp_path / "one" / "report.md").read_text(encoding="utf-8")
     assert not (tmp_path / "one" / AGREEMENT_PNG).exists()
+
+
+def broken(item) -> bool:
+    raise RuntimeError("no verdict")
+
+
+def test_a_figure_that_cannot_be_worked_out_says_why():
+    # every answer failed under one judge: no answer is judged by both, so there is no agreement to measure
+    failed = _run([first_line], [contains, broken], n_bootstrap=0, on_error="record").results_document()
+    (part,) = failed["agreement"]
+    assert part["undefined"] == "every answer failed in one judge or another" and part["n_left_out"] == 4
+    # no compressor answers at `own`: no ranking to survive
+    none_only = _run([first_line], [contains, exact], n_bootstrap=0, conditions=["none"]).results_document()
+    assert "has no compressor answering at condition own" in none_only["survival"]["undefined"]
+    text = format_judging(none_only)
+    assert "no survival section: " in text and "## Judge agreement, reader first_line" in text
+
+
+def test_an_in_memory_run_is_rescored_from_the_rows_saved_beside_it(folder, tmp_path):
+    again = rescore(folder, "contains", tmp_path / "again", progress=False)
+    # the hand-worked verdicts of tests/run/test_settings.py: contains on first_line T F F T, on last_line T T T F
+    by_reader = {}
+    for row in again.answers:
+        by_reader.setdefault(row["reader"], []).append(row["correct"])
+    assert by_reader == {"first_line": [True, False, False, True], "last_line": [True, True, True, False]}
+    assert again.calls == {"compressor": 0, "reader": 0, "judge": 8}
+    copy = Path(shutil.copytree(folder, tmp_path / "no-data"))
+    (copy / DATA_FILE).unlink()
+    with pytest.raises(RescoreError, match="names no data spec: the judges need each answer's source"):
+        rescore(copy, "contains", tmp_path / "out", progress=False)
+    with pytest.raises(ValueError, match="judge names must be distinct"):
+        rescore(folder, ["contains", "contains"], tmp_path / "twice", progress=False)
+    with pytest.raises(ValueError, match="on_error must be 'raise' or 'record'"):
+        rescore(folder, "contains", tmp_path / "policy", on_error="ignore", progress=False)  # type: ignore[arg-type]
+    assert not any((tmp_path / name).exists() for name in ("out", "twice", "policy"))
