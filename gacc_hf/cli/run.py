@@ -75,6 +75,7 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     from gacc_hf.cli.run_selection import add_selection_options
     from gacc_hf.methods import BUILTINS
     from gacc_hf.run.conditions import CONDITIONS
+    from gacc_hf.run.config import parse_methods
     from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS
 
     main = PRESETS[DEFAULT_PRESET]
@@ -106,11 +107,12 @@ def _add_experiment_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--compressors", type=_csv, help=f"comma-separated compressor names (default: {','.join(main.compressors)})"
     )
-    p.add_argument("--reader", help=f"reader name (default: {main.reader})")
+    p.add_argument("--reader", type=parse_methods, help=f"reader name, or several comma-separated ({main.reader})")
     p.add_argument(
         "--judge",
-        help=f"judge name: {', '.join(e.name for e in BUILTINS if e.role == 'judge')}, or a prefixed one "
-        f"(default: {main.judge}: a small reader answers in sentences)",
+        type=parse_methods,
+        help=f"judge name: {', '.join(e.name for e in BUILTINS if e.role == 'judge')}, or a prefixed one; several "
+        f"comma-separated (default: {main.judge}: a small reader answers in sentences)",
     )
     p.add_argument(
         "--ratios",
@@ -213,21 +215,27 @@ def check_run(run: RunConfig, num_processes: int) -> None:
     """Refuse impossible settings (from the options or a config file) before any work, one message each."""
     from gacc_hf.limits import check_resampling
     from gacc_hf.redaction import redact
+    from gacc_hf.run.config import as_list, check_method_names
     from gacc_hf.run.goals import check_goal_ids
 
     for name, values in {"compressors": run.compressors, "conditions": run.conditions, "ratios": run.ratios}.items():
         if not values:
             raise ValueError(f"--{name} names nothing; give at least one (comma-separated)")
-    for name, value in {"reader": run.reader, "judge": run.judge, "data": run.data}.items():
-        if not value.strip():
-            raise ValueError(f"--{name} is empty; name one")
+    if not run.data.strip():
+        raise ValueError("--data is empty; name one")
+    check_method_names(run)
     if run.goals is not None:
         check_goal_ids(run.goals, "--goals")
     check_resampling(run.bootstrap, run.seed)  # as `gacc compare` checks its own
     for name, (value, low) in {"batch-size": (run.batch_size, 1), "num-processes": (num_processes, 1)}.items():
         if value < low:
             raise ValueError(f"--{name} must be >= {low}, got {value}")
-    specs = {"data": [run.data], "compressors": run.compressors, "reader": [run.reader], "judge": [run.judge]}
+    specs = {
+        "data": [run.data],
+        "compressors": run.compressors,
+        "reader": as_list(run.reader),
+        "judge": as_list(run.judge),
+    }
     for name, values in specs.items():
         for spec in values:
             if redact(spec) != spec:  # refused here, before a launch could echo the command line

@@ -25,7 +25,13 @@ _ROUNDING = 1e-6  # each cell's share is stored to 6 places
 
 
 def _cell_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
-    return (row["compressor"], row["condition"], float(row["ratio"]))
+    return (row.get("reader"), row.get("judge"), row["compressor"], row["condition"], float(row["ratio"]))
+
+
+def _count(config: Mapping[str, Any], role: str) -> int:
+    """How many readers or judges a run had (one is recorded as itself, several as a list)."""
+    recorded = config.get(role)
+    return len(recorded) if isinstance(recorded, list) else 1
 
 
 def _derived_counts(answers: Sequence[Mapping[str, Any]]) -> dict[tuple, dict[str, int]]:
@@ -38,7 +44,9 @@ def _derived_counts(answers: Sequence[Mapping[str, Any]]) -> dict[tuple, dict[st
     return dict(counts)
 
 
-def _cell_problems(cells: Sequence[Mapping[str, Any]], derived: Mapping[tuple, Mapping[str, int]]) -> list[str]:
+def _cell_problems(
+    cells: Sequence[Mapping[str, Any]], derived: Mapping[tuple, Mapping[str, int]], several: bool = False
+) -> list[str]:
     stored = {_cell_key(c): c for c in cells}
     if set(stored) != set(derived):
         return ["usage.cells cover other cells than the answer rows"]
@@ -46,26 +54,40 @@ def _cell_problems(cells: Sequence[Mapping[str, Any]], derived: Mapping[tuple, M
     for key, cell in stored.items():
         for field, value in derived[key].items():
             if cell[field] != value:
-                where = "/".join(f"{v:g}" if isinstance(v, float) else str(v) for v in key)
+                where = "/".join(f"{v:g}" if isinstance(v, float) else str(v) for v in key[2:])
+                where += f", reader {key[0]}, judge {key[1]}" if several else ""
                 out.append(f"usage.cells[{where}].{field} is {cell[field]}, the rows give {value}")
     return out
 
 
-def _cell_sums(usage: Mapping[str, Any], reader: str, judge: str) -> dict[tuple[str, str], dict[str, float]]:
-    """(role, method) -> tokens: the cells' shares added up (a compressor's cells by its name)."""
+def _cell_sums(
+    usage: Mapping[str, Any], reader: str, judge: str, shares: Mapping[str, float] | None = None
+) -> dict[tuple[str, str], dict[str, float]]:
+    """(role, method) -> tokens: the cells' shares added up (a compressor's cells by its name).
+
+    In a run of several (reader, judge) settings each setting's cells hold a memory's whole usage and each
+    judge's cells an answer's: `shares` (role -> 1 / the settings that repeat it) counts each value once."""
+    shares = shares or {}
     sums: dict[tuple[str, str], dict[str, float]] = defaultdict(lambda: dict.fromkeys(_TOKENS, 0.0))
     for cell in usage.get("cells", []):
-        for role, name in (("compressor", cell["compressor"]), ("reader", reader), ("judge", judge)):
+        named = (
+            ("compressor", cell["compressor"]),
+            ("reader", cell.get("reader", reader)),
+            ("judge", cell.get("judge", judge)),
+        )
+        for role, name in named:
             if role == "compressor" and cell["ceiling"]:
                 continue  # a bound makes no memory: its compressor share is 0
             for f in _TOKENS:
-                sums[(role, name)][f] += cell["tokens"][role][f]
+                sums[(role, name)][f] += cell["tokens"][role][f] * shares.get(role, 1.0)
     return sums
 
 
-def _role_problems(usage: Mapping[str, Any], reader: str, judge: str) -> list[str]:
+def _role_problems(
+    usage: Mapping[str, Any], reader: str, judge: str, shares: Mapping[str, float] | None = None
+) -> list[str]:
     out = []
-    sums, tolerance = _cell_sums(usage, reader, judge), _ROUNDING * (len(usage.get("cells", [])) + 1)
+    sums, tolerance = _cell_sums(usage, reader, judge, shares), _ROUNDING * (len(usage.get("cells", [])) + 1)
     for role in ROLES:
         for name, entry in usage["roles"].get(role, {}).items():
             for f in _TOKENS:
@@ -103,11 +125,14 @@ def usage_problems(payload: Mapping[str, Any], answers: Sequence[Mapping[str, An
     if not usage:
         return [] if payload.get("cost") is None else ["cost is recorded without the usage it was computed from"]
     cfg = payload["config"]
-    reader, judge = cfg["reader"]["name"], cfg["judge"]["name"]
+    n_readers, n_judges = _count(cfg, "reader"), _count(cfg, "judge")
+    several = n_readers * n_judges > 1  # then every cell names its reader and judge
+    reader, judge = (None, None) if several else (cfg["reader"]["name"], cfg["judge"]["name"])
+    shares = {"compressor": 1 / (n_readers * n_judges), "reader": 1 / n_judges}
     try:
         found = [
-            *_cell_problems(usage.get("cells", []), _derived_counts(answers)),
-            *_role_problems(usage, reader, judge),
+            *_cell_problems(usage.get("cells", []), _derived_counts(answers), several),
+            *_role_problems(usage, reader, judge, shares),
         ]
         return found or _cost_problems(payload, reader, judge)  # a cost is only checked on a sound usage
     except (KeyError, TypeError, AttributeError) as exc:

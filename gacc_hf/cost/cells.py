@@ -1,5 +1,5 @@
-"""Tokens per cell (compressor × condition × ratio): each value's usage attributed to the answer rows that
-used it.
+"""Tokens per cell (reader and judge × compressor × condition × ratio): each value's usage attributed to the
+answer rows that used it.
 
 A memory is computed once and read by every question row of every ledger row that holds it (the `none`
 condition shares one memory among the goals of a context): its compressor usage is split evenly among
@@ -32,6 +32,7 @@ def _add(into: dict[str, float], usage: Mapping[str, Any] | None, share: float) 
 
 def _cell(row: Mapping[str, Any]) -> dict[str, Any]:
     return {
+        **{k: row[k] for k in ("reader", "judge") if k in row},  # the setting of a run's cell
         "compressor": row["compressor"],
         "condition": row["condition"],
         "ratio": row["ratio"],
@@ -94,7 +95,8 @@ def merge_cells(parts: Iterable[Sequence[Mapping[str, Any]]]) -> list[dict[str, 
     merged: dict[tuple[Any, ...], dict[str, Any]] = {}
     for cells in parts:
         for c in cells:
-            into = merged.setdefault((c["compressor"], c["condition"], c["ratio"]), _cell(c))
+            key = (c.get("reader"), c.get("judge"), c["compressor"], c["condition"], c["ratio"])
+            into = merged.setdefault(key, _cell(c))
             for f in _COUNTS:
                 into[f] += c[f]
             for role in ROLES:

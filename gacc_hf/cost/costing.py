@@ -71,9 +71,11 @@ def break_even(memory_cost: float, reader_cost: float, full_reader_cost: float |
     return math.floor(memory_cost / saved) + 1
 
 
-def cost_document(usage: Mapping[str, Any], prices: Mapping[str, Any], reader: str, judge: str) -> dict[str, Any]:
+def cost_document(
+    usage: Mapping[str, Any], prices: Mapping[str, Any], reader: str | None, judge: str | None
+) -> dict[str, Any]:
     """Costs per role and method (of the results, and of what this run sent) and per cell; `reader` and
-    `judge` are the run's method names."""
+    `judge` are the run's method names, for cells that name none (a cell of a run of several names its own)."""
     by_role = {
         section: {
             role: {name: round(_cost(_price(prices, role, name), e), 9) for name, e in by_method.items()}
@@ -82,10 +84,14 @@ def cost_document(usage: Mapping[str, Any], prices: Mapping[str, Any], reader: s
         for section in ("roles", "sent")
     }
     cells = [_cell_cost(c, prices, reader, judge) for c in usage.get("cells", [])]
-    full = [c for c in cells if c["condition"] == "full" and c["answered"]]
-    full_reader = sum(c["reader_cost"] for c in full) / sum(c["answered"] for c in full) if full else None
+    full: dict[Any, list[dict[str, Any]]] = {}  # per setting (a run of several readers or judges), its full cells
+    for c in cells:
+        if c["condition"] == "full" and c["answered"]:
+            full.setdefault((c.get("reader"), c.get("judge")), []).append(c)
     for c in cells:
         if not c["ceiling"]:
+            of = full.get((c.get("reader"), c.get("judge")))
+            full_reader = sum(f["reader_cost"] for f in of) / sum(f["answered"] for f in of) if of else None
             c["break_even_questions"] = break_even(c["memory_cost"], c["reader_per_question"], full_reader)
     total = sum(v for by_method in by_role["roles"].values() for v in by_method.values())
     sent = sum(v for by_method in by_role["sent"].values() for v in by_method.values())
@@ -103,12 +109,13 @@ def _cell_cost(cell: Mapping[str, Any], prices: Mapping[str, Any], reader: str, 
     compressor = _price(prices, "compressor", cell["compressor"])
     costs = {
         "compressor": _cost(compressor, cell["tokens"]["compressor"]),
-        "reader": _cost(_price(prices, "reader", reader), cell["tokens"]["reader"]),
-        "judge": _cost(_price(prices, "judge", judge), cell["tokens"]["judge"]),
+        "reader": _cost(_price(prices, "reader", cell.get("reader", reader)), cell["tokens"]["reader"]),
+        "judge": _cost(_price(prices, "judge", cell.get("judge", judge)), cell["tokens"]["judge"]),
     }
     answered = cell["answered"]
     total = sum(costs.values())
     return {
+        **{k: cell[k] for k in ("reader", "judge") if k in cell},  # the cell's setting (schema 5)
         **{k: cell[k] for k in ("compressor", "condition", "ratio", "ceiling", "questions", "answered", "memories")},
         **{f"{role}_cost": round(v, 9) for role, v in costs.items()},
         "total": round(total, 9),

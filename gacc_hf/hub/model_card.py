@@ -41,6 +41,7 @@ from gacc_hf.results.folder import read_folder, verify_folder
 from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, RunResults
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.results.usage_report import money, usage_line
+from gacc_hf.results.views import choose_setting, setting_view, several_settings
 from gacc_hf.run.config import partial_run
 from gacc_hf.safe_yaml import check_front_matter
 from gacc_hf.scoring.by_language import card_languages
@@ -300,6 +301,21 @@ def _eval_results_operation(
     return CommitOperationAdd(EVAL_RESULTS_FILE, text.encode("utf-8")), skipped
 
 
+def one_setting(run: RunResults, reader: str | None, judge: str | None, whole_folder: str | None) -> RunResults:
+    """The one (reader, judge) setting a publish reports: the run's own, or the one `reader` and `judge` choose
+    in a run of several (SettingError naming the settings when none is chosen: a card never mixes them). The
+    details dataset and the Space upload the folder's files, which hold every setting: refused (PublishError)
+    for a run of several."""
+    setting = choose_setting(run.config, reader, judge)
+    if several_settings(run.config) and whole_folder:
+        raise PublishError(
+            f"{whole_folder}: a run of several (reader, judge) settings holds them all in its files; its card "
+            "publishes one setting, and a details dataset or Space needs a run of that setting alone (rerun it "
+            "with that --reader and --judge on the same cache: no model call)"
+        )
+    return setting_view(run, setting)
+
+
 def publish_plan(
     run_dir: str | Path,
     repo_id: str,
@@ -314,6 +330,8 @@ def publish_plan(
     pr: bool = False,
     hub: Mapping[str, str | None] | None = None,
     only_defined: bool = False,
+    reader: str | None = None,
+    judge: str | None = None,
 ) -> list[RepoPlan]:
     """The commits publishing a verified run: the model card with `.eval_results/` (data on the Hub only),
     optionally a details dataset and a results Space. `pr` opens the model's commit as a pull request.
@@ -327,9 +345,10 @@ def publish_plan(
     `check_publishable`, `check_usage`, `dataset_ref`, `check_tasks`).
     """
     check_repo_ids(repo_id, dataset_repo, details_repo_id, space_id)
-    run = verify_folder(run_dir)
+    whole = verify_folder(run_dir)
+    check_usage(whole, run_dir)  # the usage of every setting, checked as recorded
+    run = one_setting(whole, reader, judge, details_repo_id or space_id)
     check_publishable(run, allow_errors)
-    check_usage(run, run_dir)
     dataset = dataset_ref(run.config, dataset_repo, split)
     name = pick_compressor(run, compressor)
     card = model_card(run, name, repo_id, dataset, existing_card, details_repo_id)

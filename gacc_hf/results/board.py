@@ -21,11 +21,13 @@ from gacc_hf import strict_json
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.board_data import BoardRun, board_rows, board_run, data_groups, data_name, load_runs
 from gacc_hf.results.by_language import is_language_png
-from gacc_hf.results.folder import verify_folder
+from gacc_hf.results.folder import setting_suffix, verify_folder
 from gacc_hf.results.layout import ResultsError, RunResults
 from gacc_hf.results.outcome_plot import OUTCOMES_PNG
 from gacc_hf.results.page import render_page, script_json
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
+from gacc_hf.results.views import settings_line, several_settings
+from gacc_hf.scoring.settings import config_settings
 from gacc_hf.templates import render, template_text
 
 BOARD_FILE = "index.html"
@@ -71,13 +73,17 @@ def run_setup(run: BoardRun) -> str:
     cfg = run.config
     names = ", ".join(c["name"] for c in cfg.get("compressors") or [])
     date = str(cfg.get("finished_at") or cfg.get("started_at") or "date not recorded")
-    return f"{names}; reader {cfg['reader']['name']}, judge {cfg['judge']['name']}; {date}"
+    return f"{names}; {settings_line(cfg)}; {date}"
 
 
 def run_page(run: RunResults, folder: Path) -> str:
     """The run's results page as `gacc report` writes it, from the verified run and the plots its folder has."""
-    names = [SCORES_PNG, GAPS_PNG, OUTCOMES_PNG]
-    names += sorted(p.name for p in folder.iterdir() if is_language_png(p.name))
+    if several_settings(run.config):  # per setting, in the order `setting_outputs` writes them
+        stems = [Path(n).stem for n in (SCORES_PNG, GAPS_PNG, OUTCOMES_PNG)]
+        names = [f"{stem}.{setting_suffix(s)}.png" for s in config_settings(run.config) for stem in stems]
+    else:
+        names = [SCORES_PNG, GAPS_PNG, OUTCOMES_PNG]
+        names += sorted(p.name for p in folder.iterdir() if is_language_png(p.name))
     return render_page(run, [folder / n for n in names if (folder / n).is_file()])
 
 

@@ -1,9 +1,10 @@
 """A run's results folder as a whole: write it, read it back, verify it, rebuild its report.
 
 `write_results` writes a fresh run, whole folder at once (`gacc_hf.results.atomic`); `read_folder` reads
-schema 1 to 4 (`gacc_hf.results.layout`): schema 1 (ledger and answers embedded in `results.json`) is still
-read, answers of schema 1 and 2 get their `outcome` from their verdict and evidence flag, a folder written
-before schema 4 reads with `usage` None (not recorded: its tokens are unknown), and rows written
+schema 1 to 5 (`gacc_hf.results.layout`). Rows of a folder before schema 5 name no reader and judge (they are
+the run's: every figure re-derived from them is keyed as stored); schema 1 (ledger and answers embedded in
+`results.json`) is still read, answers of schema 1 and 2 get their `outcome` from their verdict and evidence
+flag, a folder written before schema 4 reads with `usage` None (not recorded: its tokens are unknown), and rows written
 before another column existed read without it; anything else is refused with a message naming the file. The
 recorded sha256 of each parquet file ties the files of a folder together. `verify_folder` runs every check a
 folder can be given without a model (file checksums, every figure re-derived from `answers.parquet`), and
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from gacc_hf.protocol import is_ceiling
+from gacc_hf.results.agreement_plot import AGREEMENT_PNG, plot_agreement
 from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
 from gacc_hf.results.by_language import is_language_png, plot_languages
 from gacc_hf.results.layout import (
@@ -43,11 +46,12 @@ from gacc_hf.results.outcome_plot import OUTCOMES_PNG, plot_outcomes
 from gacc_hf.results.page import PAGE_FILE, write_page
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
-from gacc_hf.scoring.by_language import language_mismatch, score_by_language
-from gacc_hf.scoring.compare import condition_gaps
+from gacc_hf.results.views import setting_views, settings_line, several_settings
+from gacc_hf.scoring.by_language import language_mismatch
+from gacc_hf.scoring.judging import format_judging
 from gacc_hf.scoring.outcomes import outcome
-from gacc_hf.scoring.reading import KEYS, reading_figures
-from gacc_hf.scoring.scores import score_answers
+from gacc_hf.scoring.reading import KEYS, reading_figures, setting_gaps, setting_scores
+from gacc_hf.scoring.settings import SETTING, Setting, config_settings, setting_label
 from gacc_hf.strict_json import check_finite
 
 
@@ -82,7 +86,7 @@ def write_folder(
 
 
 def read_folder(run_dir: str | Path) -> RunResults:
-    """Read a results folder of schema 1 to 4; raise ResultsError naming the file at fault.
+    """Read a results folder of schema 1 to 5; raise ResultsError naming the file at fault.
 
     A folder caught between the two renames of a replace is read from its aside copy (the previous run).
     """
@@ -97,7 +101,7 @@ def read_folder(run_dir: str | Path) -> RunResults:
         payload.setdefault("usage", None)  # not recorded before schema 4
     if version == 1:
         return _with_outcomes(_from_schema_1(root / RESULTS_FILE, payload))
-    if version not in (2, 3, SCHEMA_VERSION):
+    if version not in (2, 3, 4, SCHEMA_VERSION):
         if isinstance(version, int) and version > SCHEMA_VERSION:
             raise ResultsError(
                 f"{root / RESULTS_FILE}: schema_version {version} was written by a newer gacc-hf; "
@@ -109,7 +113,7 @@ def read_folder(run_dir: str | Path) -> RunResults:
     _require(root / RESULTS_FILE, payload, ("config", "scores", "integrity", "calls", "tokenizer", "files"))
     tables = {key: _read_table(root, key, payload["files"]) for key in TABLES}
     run = RunResults(payload, tables["answers"], tables["memories"])
-    return run if version in (3, SCHEMA_VERSION) else _with_outcomes(run)
+    return run if version in (3, 4, SCHEMA_VERSION) else _with_outcomes(run)
 
 
 def _with_outcomes(run: RunResults) -> RunResults:
@@ -187,17 +191,17 @@ def _from_schema_1(path: Path, payload: dict[str, Any]) -> RunResults:
 
 
 # what `rebuild` regenerates (and the per-language plots, scores_<language>.png); every other file is kept as it is
-DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG, OUTCOMES_PNG)
+DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG, OUTCOMES_PNG, AGREEMENT_PNG)
 
 
 def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
     """Scores, goal gaps and reading aids computed from the answer rows alone, with the run's bootstrap settings."""
     n_boot, seed = int(config.get("n_bootstrap", 1000)), int(config.get("seed", 0))
-    scores = score_answers(list(answers), n_boot, seed)
+    scored = setting_scores(answers, n_boot, seed)
     return {
-        "scores": scores,
-        "gaps": condition_gaps(answers, n_boot, seed),
-        "scores_by_language": score_by_language(list(answers), n_boot, seed, scores),
+        "scores": scored["scores"],
+        "gaps": setting_gaps(answers, n_boot, seed),
+        "scores_by_language": scored["scores_by_language"],
         **reading_figures(answers, n_boot, seed),
     }
 
@@ -234,7 +238,10 @@ def write_results(
 
 
 def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
-    """`report.md`, `report.html` and the PNG plots of a run (deterministic bytes)."""
+    """`report.md`, `report.html` and the PNG plots of a run (deterministic bytes); a run of several (reader,
+    judge) settings gets a report section and plots per setting (`setting_outputs`)."""
+    if several_settings(run.config):
+        return setting_outputs(run, out_dir)
     out = Path(out_dir)
     paths = []
     if any(not is_ceiling(s) for s in run.scores):
@@ -244,9 +251,59 @@ def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
     if run.payload.get("outcomes"):
         paths.append(plot_outcomes(run.payload["outcomes"], out / OUTCOMES_PNG))
     paths += plot_languages(run.payload.get("scores_by_language") or [], out)
+    judging, plotted = judging_outputs(run, out)
     report = out / REPORT_FILE
-    write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
-    return [report, write_page(run, out, paths), *paths]
+    write_atomic(report, (render_report(run, [p.name for p in paths]) + judging).encode("utf-8"))
+    return [report, write_page(run, out, paths), *paths, *plotted]
+
+
+def setting_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
+    """The outputs of a run of several settings: per setting its plots (`scores.<reader>.<judge>.png`, ...,
+    titled with the setting) and its report, as a run of that setting alone would have them, one after the
+    other in `report.md`; the page shows every setting (`gacc_hf.results.page`)."""
+    out = Path(out_dir)
+    paths: list[Path] = []
+    sections = [
+        f"# GACC-Bench results: {len(config_settings(run.config))} (reader, judge) settings\n\n"
+        f"This run read the same memories with each reader and judged each answer with each judge: "
+        f"{settings_line(run.config)}. Each setting is reported below as a run of its own.\n"
+    ]
+    for setting, view in setting_views(run):
+        label, suffix = setting_label(setting), setting_suffix(setting)
+        mine = []
+        if any(not is_ceiling(s) for s in view.scores):
+            mine.append(plot_scores(view.scores, out / f"scores.{suffix}.png", title=f"Scores, {label}"))
+        if view.payload.get("gaps"):
+            mine.append(plot_gaps(view.payload["gaps"], out / f"gaps.{suffix}.png", title=f"Goal gaps, {label}"))
+        if view.payload.get("outcomes"):
+            path = out / f"outcomes.{suffix}.png"
+            mine.append(plot_outcomes(view.payload["outcomes"], path, title=f"Outcomes, {label}"))
+        text = render_report(view, [p.name for p in mine])
+        head, _, rest = text.partition("\n")
+        sections.append(f"{head}: {label}\n{rest}")
+        paths += mine
+    judging, plotted = judging_outputs(run, out)
+    report = out / REPORT_FILE
+    write_atomic(report, ("\n".join(sections) + judging).encode("utf-8"))
+    return [report, write_page(run, out, paths), *paths, *plotted]
+
+
+def judging_outputs(run: RunResults, out: Path) -> tuple[str, list[Path]]:
+    """The judging sections of the report (agreement, survival, labels: `gacc_hf.scoring.judging`), after
+    the rest, and the agreement plot; nothing for a run without them."""
+    plotted = [plot_agreement(run.payload["agreement"], out / AGREEMENT_PNG)] if run.payload.get("agreement") else []
+    text = format_judging(run.payload, AGREEMENT_PNG if plotted else None)
+    return (f"\n{text}" if text else ""), plotted
+
+
+def setting_suffix(setting: Setting) -> str:
+    """A setting in a file name: its reader and judge names, any character but letters, digits, `-` and `_`
+    as `-`.
+
+    >>> setting_suffix(("hf:org/model", "contains"))
+    'hf-org-model.contains'
+    """
+    return ".".join(re.sub(r"[^A-Za-z0-9_-]+", "-", name) for name in setting)
 
 
 def verify_folder(run_dir: str | Path) -> RunResults:
@@ -312,17 +369,18 @@ def rebuild(run_dir: str | Path) -> list[Path]:
 
 def _verify(path: Path, what: str, stored: list[dict[str, Any]], derived: list[dict[str, Any]], key: tuple) -> None:
     """Stored rows must equal the re-derived ones; CI-only differences warn instead of failing."""
-    by_cell = {tuple(r[k] for k in key): r for r in derived}
-    if len(stored) != len(derived) or any(tuple(r[k] for k in key) not in by_cell for r in stored):
+    key = (*key, *SETTING)  # and a row's reader and judge, where it names them (schema 5)
+    by_cell = {tuple(r.get(k) for k in key): r for r in derived}
+    if len(stored) != len(derived) or any(tuple(r.get(k) for k in key) not in by_cell for r in stored):
         raise ResultsError(f"{path}: {what} cover other cells than those derived from {ANSWERS_FILE}")
     ci_only = 0
     for row in stored:
-        fresh = by_cell[tuple(row[k] for k in key)]
+        fresh = by_cell[tuple(row.get(k) for k in key)]
         if json_bytes(row) == json_bytes(fresh):
             continue
         points = [k for k in {*row, *fresh} if "_ci_" not in k and row.get(k) != fresh.get(k)]
         if points:
-            where = ", ".join(f"{k}={row[k]}" for k in key)
+            where = ", ".join(f"{k}={row[k]}" for k in key if k in row)
             raise ResultsError(
                 f"{path}: {what} at {where} differ from {ANSWERS_FILE} in {', '.join(sorted(points))} "
                 f"(stored {[row.get(k) for k in sorted(points)]}, recomputed {[fresh.get(k) for k in sorted(points)]})"

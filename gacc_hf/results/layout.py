@@ -1,4 +1,4 @@
-"""The results folder format (schema 4): file names, column types, the in-memory `RunResults`, canonical bytes.
+"""The results folder format (schema 5): file names, column types, the in-memory `RunResults`, canonical bytes.
 
 Layout:
 
@@ -6,9 +6,11 @@ Layout:
                        versions, git revision, tokenizer identity, integrity, exposures, calls, usage (tokens
                        per role, method and cell; schema 4) and, with prices, cost, scores with CIs, errors,
                        and the row count + sha256 of each parquet file
-    answers.parquet    one row per question per (compressor, condition, ratio): ids, the question text, the
-                       gold references (`references`), memory hash, answer, verdict, outcome
-                       (`gacc_hf.scoring.outcomes`; schema 3, filled in when a schema 2 folder is read)
+    answers.parquet    one row per question per (reader, judge, compressor, condition, ratio): the reader and
+                       judge (schema 5: a run may have several; rows of an older folder name none, and are
+                       the run's), ids, the question text, the gold references (`references`), memory hash,
+                       answer, verdict, outcome (`gacc_hf.scoring.outcomes`; schema 3, filled in when a
+                       schema 2 folder is read)
     memories.parquet   the memory ledger (docs/protocol.md §9), one row per (compressor, goal, condition, ratio), with
                        the memory text (`memory`)
     report.md, *.png   derived from the above (`gacc_hf.results.report`, `gacc_hf.results.plots`)
@@ -26,7 +28,7 @@ import pyarrow.parquet as pq
 
 from gacc_hf import strict_json
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 
 RESULTS_FILE = "results.json"
@@ -49,6 +51,8 @@ _STR, _F64, _I64, _BOOL = pa.string(), pa.float64(), pa.int64(), pa.bool_()
 
 # Known column types, so an all-null column (e.g. `error` in a clean run) keeps its type in the file.
 ANSWER_TYPES: dict[str, pa.DataType] = {
+    "reader": _STR,
+    "judge": _STR,
     "compressor": _STR,
     "condition": _STR,
     "ratio": _F64,

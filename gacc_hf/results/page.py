@@ -19,6 +19,8 @@ from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.layout import RunResults
 from gacc_hf.results.page_data import page_data
+from gacc_hf.results.views import setting_views, settings_line, several_settings
+from gacc_hf.scoring.settings import setting_label
 from gacc_hf.templates import render, template_text
 
 PAGE_FILE = "report.html"
@@ -77,9 +79,22 @@ def _gap_table(gaps: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 
 
 def summary_tables(run: RunResults) -> list[dict[str, Any]]:
-    """The page's tables, integrity counters first."""
+    """The page's tables, integrity counters first; a run of several (reader, judge) settings has each
+    setting's tables, titled with it."""
     p = run.payload
     tables = [{"title": "Integrity", "head": ["counter", "value"], "rows": list(p["integrity"].items())}]
+    if several_settings(run.config):
+        for setting, view in setting_views(run):
+            label = setting_label(setting)
+            tables += [{**t, "title": f"{t['title']}, {label}"} for t in _result_tables(view)]
+        return tables
+    return tables + _result_tables(run)
+
+
+def _result_tables(run: RunResults) -> list[dict[str, Any]]:
+    """The score, bound, gap and language tables of a run of one setting."""
+    p = run.payload
+    tables: list[dict[str, Any]] = []
     methods = [s for s in run.scores if not is_ceiling(s)]
     ceilings = [s for s in run.scores if is_ceiling(s) and s["condition"] != FLOOR]
     floor = [s for s in run.scores if is_ceiling(s) and s["condition"] == FLOOR]
@@ -104,8 +119,9 @@ def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
         __file__,
         "page.html.j2",
         heading=f"GACC-Bench results: {names}",
-        setup=f"reader {cfg['reader']['name']}, judge {cfg['judge']['name']}; "
+        setup=f"{settings_line(cfg)}; "
         f"ratios {', '.join(f'{r:g}' for r in cfg['ratios'])}; conditions {', '.join(cfg['conditions'])}",
+        settings=several_settings(cfg),
         clean=not any(run.payload["integrity"].values()),
         tables=summary_tables(run),
         plots=[(p.stem, "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode("ascii")) for p in plots],

@@ -19,6 +19,7 @@ from typing import Any
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.layout import RunResults
 from gacc_hf.scoring.outcomes import OUTCOMES, outcome
+from gacc_hf.scoring.settings import setting_label, setting_of, settings_of
 from gacc_hf.text.spans import kept_spans, reference_marks
 
 Cell = tuple[str, str, float]
@@ -51,13 +52,18 @@ def page_data(run: RunResults) -> dict[str, Any]:
         if is_ceiling(row):
             ceilings.add(cell_of(row))
     goals: dict[str, dict[str, Any]] = {}
+    settings = settings_of(run.answers)
+    several = len(settings) > 1  # then each goal lists its answers' settings (`settings`, in answer order)
     for row in run.answers:
-        goal = goals.get(row["goal_id"]) or goals.setdefault(row["goal_id"], _new_goal(row))
+        goal = goals.get(row["goal_id"]) or goals.setdefault(row["goal_id"], _new_goal(row, several))
         goal["answers"].append(_answer(row, goal, cells, sources.get(row["context_id"])))
+        if several:
+            goal["settings"].append(settings.index(setting_of(row)))  # type: ignore[arg-type]
     kept = _memories(run.memories, goals, cells, sources)
     for goal in goals.values():
         del goal["index"]
     return {
+        **({"settings": [setting_label(s) for s in settings]} if several else {}),
         "cells": [[*cell, cell in ceilings] for cell in cells],
         "outcomes": list(OUTCOMES),
         "kept": kept,
@@ -66,7 +72,7 @@ def page_data(run: RunResults) -> dict[str, Any]:
     }
 
 
-def _new_goal(row: Mapping[str, Any]) -> dict[str, Any]:
+def _new_goal(row: Mapping[str, Any], several: bool = False) -> dict[str, Any]:
     return {
         "context": row["context_id"],
         "language": row.get("language") or "",
@@ -74,6 +80,7 @@ def _new_goal(row: Mapping[str, Any]) -> dict[str, Any]:
         "questions": [],
         "memories": {},
         "answers": [],
+        **({"settings": []} if several else {}),
     }
 
 

@@ -17,7 +17,7 @@ from gacc_hf.results.layout import ANSWERS_FILE, MEMORIES_FILE, RESULTS_FILE, SC
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
 from gacc_hf.results.reading_report import auc_table, curve_note, outcome_table, retention_note, retention_table
 from gacc_hf.results.reading_report import md_table as _table
-from gacc_hf.results.usage_report import cost_table, usage_table
+from gacc_hf.results.usage_report import cost_table, not_recorded, usage_table
 from gacc_hf.run.config import partial_run
 from gacc_hf.run.silence import silent_reader
 from gacc_hf.scoring.by_language import named_languages, run_languages
@@ -136,7 +136,7 @@ def render_report(run: RunResults, plots: Sequence[str] = (SCORES_PNG, GAPS_PNG)
         ),
         command=f"`{shlex.join(command)}`" if command else "not recorded",
         calls=", ".join(f"{k} {v}" for k, v in p["calls"].items()),
-        usage_table=usage_table(p.get("usage"), p.get("cost")),
+        usage_table=usage_table(p.get("usage"), p.get("cost"), not_recorded(p)),
         cost_table=cost_table(p.get("cost")),
         prices_source=(p.get("prices") or {}).get("source"),
         tokenizer=p["tokenizer"],

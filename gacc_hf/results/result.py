@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from gacc_hf.results.layout import SCHEMA_VERSION
-from gacc_hf.scoring.compare import condition_gaps
-from gacc_hf.scoring.reading import reading_figures
+from gacc_hf.scoring.judging import judging_figures
+from gacc_hf.scoring.reading import reading_figures, setting_gaps
+from gacc_hf.scoring.settings import settings_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -78,6 +79,7 @@ class BenchmarkResult:
     scores_by_language: list[dict[str, Any]] = field(default_factory=list)  # the score rows of each language
     usage: dict[str, Any] = field(default_factory=dict)  # tokens per role, method and cell (`gacc_hf.cost`)
     prices: dict[str, Any] | None = None  # the prices of the run's methods, when a prices file was given
+    labels: dict[str, Any] | None = None  # judges against a person's labels (`gacc_hf.run.rescore`), None: none
     # the rows of an in-memory dataset the run measured (schema layout), which `save` writes beside config.yaml
     dataset: Any = field(default=None, repr=False, compare=False)
 
@@ -112,8 +114,10 @@ class BenchmarkResult:
             "cost": self.cost(),
             "scores": self.scores,
             "scores_by_language": self.scores_by_language,
-            "gaps": condition_gaps(self.answers, n_boot, seed),
+            "gaps": setting_gaps(self.answers, n_boot, seed),
             **reading_figures(self.answers, n_boot, seed),
+            **judging_figures(self.answers, n_boot, seed),
+            **({} if self.labels is None else {"labels": self.labels}),
             "errors": self.errors,
         }
 
@@ -123,7 +127,10 @@ class BenchmarkResult:
 
         if self.prices is None or not self.usage:
             return None
-        return cost_document(self.usage, self.prices, self.config["reader"]["name"], self.config["judge"]["name"])
+        reader, judge = (self.config[role] for role in ("reader", "judge"))
+        return cost_document(
+            self.usage, self.prices, *(m["name"] if isinstance(m, dict) else None for m in (reader, judge))
+        )
 
     def save(self, folder: str | Path, command: Sequence[str] | None = None) -> Path:
         """Write the results folder `gacc run` writes (results.json, parquet details, report, plots,
@@ -154,16 +161,20 @@ class BenchmarkResult:
         return write_results(self, folder, shown, extra=extra)
 
     def score_table(self) -> str:
-        """The scores as a fixed-width text table."""
+        """The scores as a fixed-width text table; a run of several (reader, judge) settings names each
+        row's reader and judge first."""
+        several = len(settings_of(self.scores)) > 1
         head = (
-            f"{'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
+            (f"{'reader':<12} {'judge':<10} " if several else "")
+            + f"{'compressor':<16} {'condition':<9} {'ratio':>6} {'micro':>7} {'macro':>7} "
             f"{'micro 95% CI':>15} {'n_q':>6} {'err':>4}"
         )
         lines = [head, "-" * len(head)]
         for s in self.scores:
             ci = "" if s["micro_ci_low"] is None else f"[{s['micro_ci_low']:.3f},{s['micro_ci_high']:.3f}]"
             lines.append(
-                f"{s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
+                (f"{s['reader']:<12} {s['judge']:<10} " if several else "")
+                + f"{s['compressor']:<16} {s['condition']:<9} {s['ratio']:>6.3g} {s['micro']:>7.3f} "
                 f"{s['macro']:>7.3f} {ci:>15} {s['n_questions']:>6} {s['n_errors']:>4}"
             )
         return "\n".join(lines)

@@ -9,6 +9,15 @@ from typing import Any
 from gacc_hf.results.reading_report import md_table
 
 NOT_RECORDED = "not recorded (a results folder written before gacc-hf recorded usage)"
+RESCORED = (
+    "not counted: these answers were judged again (`gacc rescore`); their tokens are those of the run named in "
+    "config.rescored_from"
+)
+
+
+def not_recorded(payload: Mapping[str, Any]) -> str:
+    """Why a results document has no usage: written before usage was recorded, or rescored from another run."""
+    return RESCORED if (payload.get("config") or {}).get("rescored_from") else NOT_RECORDED
 
 
 def money(value: float | None, currency: str) -> str:
@@ -22,11 +31,13 @@ def money(value: float | None, currency: str) -> str:
     return f"{value:.6g}" + (f" {currency}" if currency else "")
 
 
-def usage_table(usage: Mapping[str, Any] | None, cost: Mapping[str, Any] | None = None) -> str:
+def usage_table(
+    usage: Mapping[str, Any] | None, cost: Mapping[str, Any] | None = None, missing: str = NOT_RECORDED
+) -> str:
     """Per role and method: calls, prompt and completion tokens, where the counts came from, what this run
-    sent; and the cost of each when the run was priced."""
+    sent; and the cost of each when the run was priced. `missing` says why there is no usage."""
     if not usage:
-        return NOT_RECORDED
+        return missing
     head = ["role", "method", "calls", "prompt tokens", "completion tokens", "counted by", "sent by this run"]
     head += ["cost", "cost sent"] if cost else []
     rows = []

@@ -38,11 +38,11 @@ from gacc_hf.run.config import check_limit, limited_groups
 from gacc_hf.run.goals import select_goals
 from gacc_hf.run.plan import MemoryPlan, plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
-from gacc_hf.run.read import Outcome, answer_rows, read_and_judge
+from gacc_hf.run.read import Outcome, Setting, answer_rows, read_and_judge
 from gacc_hf.run.tasks import Method
-from gacc_hf.scoring.by_language import score_by_language
 from gacc_hf.scoring.integrity import budget_violations, count_errors, exposure_rows
-from gacc_hf.scoring.scores import score_answers
+from gacc_hf.scoring.reading import setting_scores
+from gacc_hf.scoring.settings import in_setting, tagged
 from gacc_hf.tokenizer import Codec, get_codec
 
 __all__ = ["BenchmarkResult", "MethodError", "check_ratios", "run_benchmark"]
@@ -163,14 +163,15 @@ def run_benchmark(
 
     The defaults are the main preset's (`gacc_hf.run.presets`), so `run_benchmark(ds)` is the experiment
     `gacc run` runs; no cache unless `cache_dir` is given. `prices` (`gacc_hf.cost`) price its usage; `limits`
-    stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share). `compressor`
-    may be one method or a list; each method is a callable or a registered name; `ratios` may be one number.
-    Everything is validated before any model call. `shard` picks the groups this process computes
-    (`gacc_hf.run.distributed`); the plan still sees every group, so a shard's rows equal a whole run's.
-    `data_spec`, `split` and `data_revision` (a Hub commit) record what the caller loaded. `goals` (ids;
-    `gacc_hf.run.goals`), then `limit` (the first N groups, or a fraction) keep part of the data: a partial run,
-    refused by publishing. `columns` maps schema names to the data's own (`gacc_hf.data.columns`). `log_to`
-    (`trackio`, `tensorboard`, `wandb`, or several) logs the result under `log_dir` (`gacc_hf.results.trackers`)."""
+    stop it before a call that would pass them (`gacc_hf.cost.limits`; a shard gets its share). `compressor`,
+    `reader`, `judge` may each be a list (a callable or a registered name each): memories are made once for all
+    readers, answers once per reader, and each (reader, judge) setting is scored alone (`gacc_hf.scoring.settings`);
+    `ratios` may be one number. Everything is validated before any model call. `shard` picks the groups this
+    process computes (`gacc_hf.run.distributed`); the plan sees every group: a shard's rows equal a whole run's.
+    `data_spec`, `split`, `data_revision` (a Hub commit) record what the caller loaded; `goals` (ids), then `limit`
+    (N groups, or a fraction) keep part of the data: a partial run; `columns` maps schema names to the data's.
+    `log_to` (`trackio`, `tensorboard`, `wandb`, or several) logs the result under `log_dir`
+    (`gacc_hf.results.trackers`)."""
     started = _now()
     _check_logging(log_to, log_dir, shard)
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
@@ -192,10 +193,10 @@ def run_benchmark(
     add_evidence(plan, evidence := [m.evidence for m in matched])
     exposures = exposure_rows(plan.ledger, [m.exposed for m in matched])
     answers = answer_rows(work, plan.ledger, memories, evidence, outcome)
-    scores = score_answers(answers, n_bootstrap, seed)
+    scored = setting_scores(answers, n_bootstrap, seed)
     result = BenchmarkResult(
-        scores=scores,
-        scores_by_language=score_by_language(answers, n_bootstrap, seed, scores),
+        scores=scored["scores"],
+        scores_by_language=scored["scores_by_language"],
         memories=plan.ledger,
         answers=answers,
         calls=dict(ex.calls),
@@ -247,9 +248,10 @@ def _read_and_match(
     ex: Executor,
     cache: Cache,
     codec: Codec,
-    kept: dict[str, Any],
-) -> tuple[Outcome, list[Matched], int]:
-    """The reader's and the judge's calls, and meanwhile the budget check (in a thread: tiktoken releases the
+    kept: dict[Setting, dict[str, Any]],
+) -> tuple[dict[Setting, Outcome], list[Matched], int]:
+    """The readers' and the judges' calls (`read_and_judge`: answers once per reader, verdicts once per
+    answer and judge), and meanwhile the budget check (in a thread: tiktoken releases the
     GIL) and what the matcher finds in each row's memory (in a process of its own when it has enough to work
     out); the matcher's findings are stored once the calls are done. Returns the budget violations last."""
     matching = plan_matches(plan.ledger, memories, work, setup.every_group, plan.shown_goals, cache)
@@ -258,7 +260,7 @@ def _read_and_match(
     checked = beside.submit(budget_violations, plan.ledger, memories, codec)
     beside.shutdown(wait=False)  # its one task still runs; a failed call need not wait for it
     with Aside(find_matches, matching.todo, goals, matching.held, apart=len(matching.todo) >= APART_FROM) as found:
-        outcome = read_and_judge(work, plan.ledger, memories, setup.reader, setup.judge, ex, kept)
+        outcome = read_and_judge(work, plan.ledger, memories, setup.readers, setup.judges, ex, kept)
         return outcome, finish_matches(matching, plan.ledger, goals, found.result(), cache), checked.result()
 
 
@@ -272,7 +274,7 @@ def _meter(limits: SpendingLimits | None, shard: Any) -> Meter | None:
 
 def run_methods(setup: RunSetup) -> list[tuple[str, str, str]]:
     """(role, spec, name) of every method of a run, compressors first."""
-    return [(m.role, m.spec, m.name) for m in (*setup.compressors, setup.reader, setup.judge)]
+    return [(m.role, m.spec, m.name) for m in setup.methods]
 
 
 def _usage(
@@ -281,16 +283,22 @@ def _usage(
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
     answers: list[dict[str, Any]],
-    kept: dict[str, Any],
+    kept: dict[Setting, dict[str, Any]],
 ) -> dict[str, Any]:
-    """The run's `usage`: per role and method (`gacc_hf.cost.tally`), per cell, and each method's counter."""
-    return {**ex.usage.document(), "cells": cell_usage(ledger, memories, answers, kept), "counters": _counters(setup)}
+    """The run's `usage`: per role and method (`gacc_hf.cost.tally`), per cell of each (reader, judge)
+    setting, and each method's counter."""
+    cells = [
+        cell
+        for setting, of_setting in kept.items()
+        for cell in tagged(setting, cell_usage(ledger, memories, in_setting(answers, setting), of_setting))
+    ]
+    return {**ex.usage.document(), "cells": cells, "counters": _counters(setup)}
 
 
 def _counters(setup: RunSetup) -> dict[str, dict[str, str]]:
     """Per role and model method, the tokenizer its usage is counted with where the server does not say."""
     out: dict[str, dict[str, str]] = {}
-    for m in (*setup.compressors, setup.reader, setup.judge):
+    for m in setup.methods:
         if meters(m.fn):
             out.setdefault(m.role, {})[m.name] = token_counter(m.fn)
     return out
@@ -305,10 +313,15 @@ class RunSetup:
     ratios: list[tuple[RatioLike, Any]]
     conditions: list[str]
     compressors: list[Method]
-    reader: Method
-    judge: Method
+    readers: list[Method]
+    judges: list[Method]
     chosen: dict[str, Any] | None = None  # the goals chosen by id (`gacc_hf.run.goals`), None: no choice
     pool: list[Group] | None = None  # the groups the cross condition pairs among, None: `groups`
+
+    @property
+    def methods(self) -> list[Method]:
+        """Every method of the run: compressors, readers, judges."""
+        return [*self.compressors, *self.readers, *self.judges]
 
     @property
     def exact_ratios(self) -> list[Any]:
@@ -360,12 +373,21 @@ def _check_settings(on_error: str, batch_size: int, n_bootstrap: int) -> None:
         raise ValueError(f"n_bootstrap must be >= 0, got {n_bootstrap}")
 
 
-def _resolve_methods(compressor: Any, reader: Any, judge: Any, cached: bool) -> tuple[list[Method], Method, Method]:
-    compressors = [resolve_method("compressor", c, cached) for c in _as_list(compressor)]
-    names = [c.name for c in compressors]
-    if len(set(names)) != len(names):
-        raise ValueError(f"compressor names must be distinct, got {names}")
-    return compressors, resolve_method("reader", reader, cached), resolve_method("judge", judge, cached)
+def _resolve_methods(
+    compressor: Any, reader: Any, judge: Any, cached: bool
+) -> tuple[list[Method], list[Method], list[Method]]:
+    """Each role's methods (one or a list), names distinct within a role: a name given twice would read or
+    judge every answer twice and count it twice."""
+    resolved = []
+    for role, given in (("compressor", compressor), ("reader", reader), ("judge", judge)):
+        methods = [resolve_method(role, m, cached) for m in _as_list(given)]
+        if not methods and role != "compressor":  # a run of bounds only names no compressor
+            raise ValueError(f"at least one {role} is required")
+        names = [m.name for m in methods]
+        if twice := [n for n in dict.fromkeys(names) if names.count(n) > 1]:
+            raise ValueError(f"{role} names must be distinct: {', '.join(map(repr, twice))} given twice in {names}")
+        resolved.append(methods)
+    return resolved[0], resolved[1], resolved[2]
 
 
 def pair_goals(setup: RunSetup, seed: int) -> GoalAssigner:
@@ -385,12 +407,16 @@ def _run_config(
     started: str,
 ) -> dict[str, Any]:
     """The `config` of a result: methods with their revisions and specs, settings, data identity, versions."""
-    compressors, read, judged = setup.compressors, setup.reader, setup.judge
+    compressors, readers, judges = setup.compressors, setup.readers, setup.judges
     return {
         "compressors": [{"name": c.name, "revision": c.revision} for c in compressors],
-        "reader": {"name": read.name, "revision": read.revision},
-        "judge": {"name": judged.name, "revision": judged.revision},
-        "methods": {"compressors": [c.spec for c in compressors], "reader": read.spec, "judge": judged.spec},
+        "reader": _one_or_list([{"name": r.name, "revision": r.revision} for r in readers]),
+        "judge": _one_or_list([{"name": j.name, "revision": j.revision} for j in judges]),
+        "methods": {
+            "compressors": [c.spec for c in compressors],
+            "reader": _one_or_list([r.spec for r in readers]),
+            "judge": _one_or_list([j.spec for j in judges]),
+        },
         "ratios": [float(r) for r in setup.exact_ratios],
         "exact_ratios": [str(r) for r in setup.exact_ratios],  # "1/3": what the float cannot say
         "conditions": list(setup.conditions),
@@ -405,6 +431,11 @@ def _run_config(
         "started_at": started,
         "finished_at": _now(),
     }
+
+
+def _one_or_list(values: list[Any]) -> Any:
+    """One reader or judge is recorded as itself (as before several were possible), several as a list."""
+    return values[0] if len(values) == 1 else values
 
 
 def _version() -> str:

@@ -59,6 +59,10 @@ def _str_list(v: Any) -> bool:
     return isinstance(v, list) and all(isinstance(x, str) for x in v)
 
 
+def _one_or_more(v: Any) -> bool:
+    return isinstance(v, str) or (_str_list(v) and len(v) > 0)
+
+
 # key -> (check, what the value must be); None is allowed where the description says so
 _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "preset": (lambda v: isinstance(v, str) and v in PRESETS, f"a preset name: {', '.join(PRESETS)}"),
@@ -71,8 +75,8 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "limit": (lambda v: v is None or _is_number(v), "a number (groups, or a fraction below 1) or null"),
     "goals": (lambda v: v is None or _str_list(v), "a list of goal ids (strings) or null"),
     "compressors": (_str_list, "a list of strings"),
-    "reader": (lambda v: isinstance(v, str), "a string"),
-    "judge": (lambda v: isinstance(v, str), "a string"),
+    "reader": (_one_or_more, "a string or a non-empty list of strings (several readers)"),
+    "judge": (_one_or_more, "a string or a non-empty list of strings (several judges)"),
     "conditions": (_str_list, "a list of strings"),
     "ratios": (lambda v: isinstance(v, list) and all(_ratio(x) for x in v), 'a list of numbers or "p/q" fractions'),
     "seed": (_is_int, "an integer"),
@@ -100,8 +104,8 @@ class RunConfig:
     split: str | None
     limit: Limit | None
     compressors: list[str]
-    reader: str
-    judge: str
+    reader: str | list[str]  # several: each reads the same memories (`run_benchmark`)
+    judge: str | list[str]  # several: each judges every answer
     conditions: list[str]
     ratios: list[float | Fraction]
     seed: int
@@ -155,8 +159,8 @@ def saved_data_spec(folder: str | Path, cwd: str | Path | None = None) -> str:
 def unnamed_method(values: Mapping[str, Any]) -> str | None:
     """Why a config cannot rerun its run: the first method it names as `<callable NAME>` (a Python callable that
     no `import:` spec reaches); None when every method has a name a run can resolve."""
-    named = {"compressors": values.get("compressors") or [], "reader": [values.get("reader")]}
-    named["judge"] = [values.get("judge")]
+    named = {"compressors": values.get("compressors") or [], "reader": as_list(values.get("reader"))}
+    named["judge"] = as_list(values.get("judge"))
     for key, specs in named.items():
         for spec in specs:
             if isinstance(spec, str) and spec.startswith(UNNAMED):
@@ -166,6 +170,31 @@ def unnamed_method(values: Mapping[str, Any]) -> str | None:
                     f"only registered methods and import:<module>:<attr>; give --{key}, or rerun it from Python"
                 )
     return None
+
+
+def as_list(spec: Any) -> list[Any]:
+    """A reader or judge spec (one, or a list of several) as a list."""
+    return list(spec) if isinstance(spec, list | tuple) else [spec]
+
+
+def one_or_list(specs: Sequence[str]) -> str | list[str]:
+    """Specs as a run records them: one as itself (as before several were possible), several as a list."""
+    return specs[0] if len(specs) == 1 else list(specs)
+
+
+def parse_methods(text: str) -> str | list[str]:
+    """`--reader a,b` / `--judge x,y`: one name as itself, several as a list (empty names kept, to be refused)."""
+    return one_or_list([part.strip() for part in text.split(",")])
+
+
+def check_method_names(run: RunConfig) -> None:
+    """Refuse an empty reader or judge name, and one given twice (it would judge every answer twice)."""
+    for role in ("reader", "judge"):
+        names = as_list(getattr(run, role))
+        if not all(n.strip() for n in names):
+            raise RunConfigError(f"--{role} is empty or names an empty method; name one, or several comma-separated")
+        if twice := [n for n in dict.fromkeys(names) if names.count(n) > 1]:
+            raise RunConfigError(f"--{role} names {', '.join(twice)} twice; give each {role} once")
 
 
 def portable_cache_dir(cache_dir: str | None, cwd: str | Path | None = None) -> tuple[str | None, bool]:
@@ -294,6 +323,8 @@ def resolve(file_values: Mapping[str, Any], given: Mapping[str, Any], where: str
     if reason := unnamed_method(merged):
         raise RunConfigError(f"{where}: cannot rerun the run: {reason}")
     merged["ratios"] = [as_ratio(r) for r in merged["ratios"]]
+    for role in ("reader", "judge"):
+        merged[role] = one_or_list(as_list(merged[role]))
     return RunConfig(**{f.name: merged[f.name] for f in fields(RunConfig)})
 
 
@@ -313,8 +344,8 @@ def from_result_config(config: Mapping[str, Any]) -> RunConfig:
         limit=limit.get("value"),
         goals=(config.get("goals") or {}).get("ids"),
         compressors=list(methods.get("compressors") or [c["name"] for c in config["compressors"]]),
-        reader=methods.get("reader") or config["reader"]["name"],
-        judge=methods.get("judge") or config["judge"]["name"],
+        reader=methods.get("reader") or one_or_list([m["name"] for m in as_list(config["reader"])]),
+        judge=methods.get("judge") or one_or_list([m["name"] for m in as_list(config["judge"])]),
         conditions=list(config["conditions"]),
         ratios=_recorded_ratios(config),
         seed=int(config["seed"]),

@@ -32,8 +32,8 @@ from gacc_hf.progress import show_rank
 from gacc_hf.results.result import BenchmarkResult
 from gacc_hf.run.benchmark import run_benchmark
 from gacc_hf.run.rank import Topology, detect
-from gacc_hf.scoring.by_language import score_by_language
-from gacc_hf.scoring.scores import score_answers
+from gacc_hf.scoring.reading import setting_scores
+from gacc_hf.scoring.settings import config_methods, config_settings, setting_of
 
 # Ranks wait for the slowest shard at the gather: allow for long model runs.
 GATHER_TIMEOUT = timedelta(days=7)
@@ -102,13 +102,17 @@ def merge(parts: Sequence[BenchmarkResult], goal_order: Sequence[str]) -> Benchm
         raise ValueError("nothing to merge")
     position = {goal: i for i, goal in enumerate(goal_order)}
     memories = sorted((row for p in parts for row in p.memories), key=lambda row: position[row["goal_id"]])
-    answers = sorted((row for p in parts for row in p.answers), key=lambda row: position[row["goal_id"]])
     first = parts[0]
+    order = {s: i for i, s in enumerate(config_settings(first.config))}  # answers: setting by setting
+    answers = sorted(
+        (row for p in parts for row in p.answers),
+        key=lambda row: (order.get(setting_of(row), 0), position[row["goal_id"]]),
+    )
     n_boot, seed = first.config["n_bootstrap"], first.config["seed"]
-    scores = score_answers(answers, n_boot, seed)
+    scored = setting_scores(answers, n_boot, seed)
     return BenchmarkResult(
-        scores=scores,
-        scores_by_language=score_by_language(answers, n_boot, seed, scores),
+        scores=scored["scores"],
+        scores_by_language=scored["scores_by_language"],
         memories=memories,
         answers=answers,
         calls={role: sum(p.calls[role] for p in parts) for role in first.calls},
@@ -147,19 +151,27 @@ def _merge_method_seconds(parts: Sequence[BenchmarkResult]) -> dict[str, dict[st
 def _merge_errors(
     parts: Sequence[BenchmarkResult], memories: list[dict[str, Any]], answers: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Errors in single-process order: by role (compressors in config order, reader, judge), then by the
-    plan position of the first row the failure reached (each message names its item, so it is unique)."""
+    """Errors in single-process order: by role (compressors in config order, then each reader followed by
+    each judge of its answers), then by the plan position of the first row the failure reached (each message
+    names its item, so it is unique)."""
     seen: dict[str, int] = {}
+    reached: dict[str, str] = {}  # a failed answer or verdict -> the reader of the first row it reached
     for rows in (memories, answers):
         for i, row in enumerate(rows):
             if row.get("error") is not None:
                 seen.setdefault(row["error"], i)
-    methods = [c["name"] for c in parts[0].config["compressors"]]
+                if "reader" in row:
+                    reached.setdefault(row["error"], row["reader"])
+    config = parts[0].config
+    methods = [c["name"] for c in config["compressors"]]
+    readers, judges = ([m["name"] for m in config_methods(config, role)] for role in ("reader", "judge"))
 
-    def phase(error: dict[str, Any]) -> int:
+    def phase(error: dict[str, Any]) -> tuple[int, int]:
         if error["role"] == "compressor":
-            return methods.index(error["method"]) if error["method"] in methods else 0
-        return len(methods) + (error["role"] == "judge")
+            return methods.index(error["method"]) if error["method"] in methods else 0, 0
+        reader = error["method"] if error["role"] == "reader" else reached.get(error["error"])
+        judge = 1 + judges.index(error["method"]) if error["role"] == "judge" and error["method"] in judges else 0
+        return len(methods) + (readers.index(reader) if reader in readers else 0), judge
 
     errors = [e for p in parts for e in p.errors]
     return sorted(errors, key=lambda e: (phase(e), seen.get(e["error"], math.inf)))

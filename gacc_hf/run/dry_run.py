@@ -242,7 +242,7 @@ def _counter(fn: Any) -> str:
 
 
 def _methods(setup: Any) -> list[Method]:
-    return [*setup.compressors, setup.reader, setup.judge]
+    return list(setup.methods)
 
 
 def _memories(
@@ -268,32 +268,38 @@ def _reading(
     cache: Cache,
     needs: Mapping[tuple[str, str], Need],
 ) -> None:
-    """Count reader and judge calls: exact where memories (and answers) are known, bounded elsewhere."""
-    read, judged = setup.reader, setup.judge
-    reader, judge = needs[("reader", read.name)], needs[("judge", judged.name)]
+    """Count reader and judge calls: exact where memories (and answers) are known, bounded elsewhere; each
+    reader reads the run's memories once, each judge judges each reader's answers (`read_and_judge`)."""
     unknown = {"error": "not computed yet"}
     known = {key: memories.get(key, unknown) for key in {row["memory_key"] for row in plan.ledger}}
     ledger = [{**row, "memory_sha256": _sha(known[row["memory_key"]])} for row in plan.ledger]
     questions = {g.goal_id: asked_of(g) for g in groups}
-    keys, asked, tasks = answer_keys(ledger, known, questions, read)
-    answers = cache.get_many("answer", tasks.keys)
-    for key in tasks.keys:
-        reader.add(read.fn, tasks.task(key).item, key in answers)
-    answer_limit = completion_limit(read.fn, ReaderInput("", ""))
     by_goal = {g.goal_id: g for g in groups}
-    seen: set[tuple[str, str]] = set()
-    for row in ledger:
-        if "error" not in known[row["memory_key"]]:
-            continue
-        group = by_goal[row["goal_id"]]
-        for q in group.questions:
-            if (row["memory_key"], q.question) in seen:
+    for read in setup.readers:
+        reader = needs[("reader", read.name)]
+        keys, asked, tasks = answer_keys(ledger, known, questions, read)
+        answers = cache.get_many("answer", tasks.keys)
+        for key in tasks.keys:
+            reader.add(read.fn, tasks.task(key).item, key in answers)
+        answer_limit = completion_limit(read.fn, ReaderInput("", ""))
+        unread: list[tuple[Any, Any]] = []  # (question, group) of each distinct read of a memory not yet made
+        seen: set[tuple[str, str]] = set()
+        for row in ledger:
+            if "error" not in known[row["memory_key"]]:
                 continue
-            seen.add((row["memory_key"], q.question))
-            reader.add(read.fn, ReaderInput("", q.question), False, extra_prompt=row["budget"], bound=True)
-            item = JudgeInput(q.question, "", q.references, group.context)
-            judge.add(judged.fn, item, False, bound=True, extra_prompt=answer_limit)
-    _judging(keys, asked, answers, judged, cache, judge, answer_limit)
+            group = by_goal[row["goal_id"]]
+            for q in group.questions:
+                if (row["memory_key"], q.question) in seen:
+                    continue
+                seen.add((row["memory_key"], q.question))
+                reader.add(read.fn, ReaderInput("", q.question), False, extra_prompt=row["budget"], bound=True)
+                unread.append((q, group))
+        for judged in setup.judges:
+            judge = needs[("judge", judged.name)]
+            for q, group in unread:
+                item = JudgeInput(q.question, "", q.references, group.context)
+                judge.add(judged.fn, item, False, bound=True, extra_prompt=answer_limit)
+            _judging(keys, asked, answers, judged, cache, judge, answer_limit)
 
 
 def _judging(

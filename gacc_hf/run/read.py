@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gacc_hf.data.schema import Group, Question
@@ -45,33 +45,49 @@ def asked_of(group: Group) -> list[Asked]:
 
 
 Outcome = tuple[list[str | None], list[str | None], dict[str, Any], dict[str, Any]]
+Setting = tuple[str, str]  # (reader name, judge name): one reading of the run's memories
 
 
 def read_and_judge(
     groups: list[Group],
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
-    read: Method,
-    judged: Method,
+    readers: Sequence[Method],
+    judges: Sequence[Method],
     ex: Executor,
-    kept: dict[str, Any] | None = None,
-) -> Outcome:
-    """Every answer and verdict the ledger's questions need: per question row (ledger order, then question
-    order) its answer key (None: its memory failed) and verdict key (None: its answer failed), and the
-    answer and verdict values by key (`answer_rows` makes the rows of them).
+    kept: dict[Setting, dict[str, Any]] | None = None,
+) -> dict[Setting, Outcome]:
+    """Per (reader, judge) setting, every answer and verdict the ledger's questions need: per question row
+    (ledger order, then question order) its answer key (None: its memory failed) and verdict key (None: its
+    answer failed), and the answer and verdict values by key (`answer_rows` makes the rows of them).
 
-    `kept`, when given, receives each row's answer and verdict keys and the values by key (what the cost of
-    a cell is attributed from, `gacc_hf.cost.cells`)."""
+    Each reader reads once, whatever the number of judges: its answers are judged by the first judge as they
+    come in (`Executor.run_chain`), then by each further judge; a verdict is asked once per (answer, judge).
+    `kept`, when given, receives per setting each row's answer and verdict keys and the values by key (what
+    the cost of a cell is attributed from, `gacc_hf.cost.cells`)."""
     questions = {g.goal_id: asked_of(g) for g in groups}
-    keys, asked, read_tasks = answer_keys(ledger, memories, questions, read)
-    verdict_keys = list(keys)  # per row: its answer key, then its verdict key (None: nothing to ask)
-    follow = verdict_tasks(verdict_keys, asked, judged)
-    answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
-    verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
-    answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
-    if kept is not None:
-        kept.update(answer_keys=keys, verdict_keys=verdict_keys, answers=answers, verdicts=verdicts)
-    return keys, verdict_keys, answers, verdicts
+    done: dict[Setting, Outcome] = {}
+    for read in readers:
+        keys, asked, read_tasks = answer_keys(ledger, memories, questions, read)
+        answer_stage = Stage(read, "answer", lambda _item, out: {"answer": check_answer(out)})
+        answers: dict[str, Any] | None = None
+        for judged in judges:
+            verdict_keys = list(keys)  # per row: its answer key, then its verdict key (None: nothing to ask)
+            follow = verdict_tasks(verdict_keys, asked, judged, read.name if len(readers) > 1 else None)
+            verdict_stage = Stage(judged, "verdict", lambda _item, out: {"correct": check_bool(out)})
+            if answers is None:
+                answers, verdicts = ex.run_chain(answer_stage, verdict_stage, read_tasks, follow)
+            else:
+                verdicts = ex.run(judged, "verdict", follow(answers), verdict_stage.finish)
+            done[(read.name, judged.name)] = (keys, verdict_keys, answers, verdicts)
+            if kept is not None:
+                kept[(read.name, judged.name)] = {
+                    "answer_keys": keys,
+                    "verdict_keys": verdict_keys,
+                    "answers": answers,
+                    "verdicts": verdicts,
+                }
+    return done
 
 
 def answer_rows(
@@ -79,11 +95,13 @@ def answer_rows(
     ledger: list[dict[str, Any]],
     memories: dict[str, dict[str, Any]],
     evidence: Sequence[Sequence[bool]],
-    outcome: Outcome,
+    outcomes: Mapping[Setting, Outcome],
 ) -> list[dict[str, Any]]:
-    """One row per (ledger row, question): answer, verdict, evidence and the texts they came from.
-    `evidence` holds each ledger row's per-question evidence flags (`gacc_hf.run.cache.matches`)."""
-    return _rows(ledger, memories, evidence, {g.goal_id: g for g in groups}, outcome)
+    """One row per (setting, ledger row, question), settings in run order: the reader and judge, answer,
+    verdict, evidence and the texts they came from. `evidence` holds each ledger row's per-question evidence
+    flags (`gacc_hf.run.cache.matches`)."""
+    by_goal = {g.goal_id: g for g in groups}
+    return [row for s, o in outcomes.items() for row in _rows(ledger, memories, evidence, by_goal, o, s)]
 
 
 def answer_keys(
@@ -142,11 +160,12 @@ def _rows_of(answers: dict[str, Any], keys: list[str | None], by_answer: dict[st
     return sorted(i for key in answers for i in by_answer[key])
 
 
-def verdict_tasks(keys: list[str | None], asked: list[Asked], judged: Method) -> Follow:
+def verdict_tasks(keys: list[str | None], asked: list[Asked], judged: Method, reader: str | None = None) -> Follow:
     """The `follow` of the answer stage: given answers as they come in, turn their rows' answer keys in
     `keys` into verdict keys (None where the answer failed) and return the verdict tasks not asked for
     before, in row order (as judging after all reading would order them), each built from its first row
-    when the cache does not hold it."""
+    when the cache does not hold it. `reader`, in a run of several readers, names whose answers a task
+    judges in its label (and so in a failure's message)."""
     by_answer: dict[str, list[int]] = {}  # rows by answer key, indexed only when answers come in parts
     first: dict[str, tuple[int, str]] = {}  # verdict key -> its first row and answer
     known: dict[tuple[str, ...], str] = {}  # the same question answered alike in many rows: one key
@@ -158,7 +177,8 @@ def verdict_tasks(keys: list[str | None], asked: list[Asked], judged: Method) ->
         i, answer = first[key]
         q, group = asked[i][0], asked[i][1]
         item = JudgeInput(q.question, answer, q.references, group.context)
-        return Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r})")
+        whose = "" if reader is None else f", answer of reader {reader!r}"
+        return Task(key, item, f"question_id={q.question_id!r} (goal_id={group.goal_id!r}{whose})")
 
     def follow(answers: dict[str, Any]) -> Planned:
         new: list[str] = []
@@ -189,6 +209,7 @@ def _rows(
     evidence: Sequence[Sequence[bool]],
     by_goal: dict[str, Group],
     outcome: Outcome,
+    setting: Setting,
 ) -> list[dict[str, Any]]:
     """The answer rows, each built once with every field in its final place (column order as written).
 
@@ -216,6 +237,8 @@ def _rows(
             i += 1
             rows.append(
                 {
+                    "reader": setting[0],
+                    "judge": setting[1],
                     "compressor": comp,
                     "condition": cond,
                     "ratio": ratio,

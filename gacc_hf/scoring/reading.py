@@ -12,10 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gacc_hf.scoring.auc import auc_by_language, auc_rows
+from gacc_hf.scoring.by_language import score_by_language
+from gacc_hf.scoring.compare import condition_gaps
 from gacc_hf.scoring.retention import retention_rows
+from gacc_hf.scoring.scores import score_answers
+from gacc_hf.scoring.settings import SETTING, by_setting
 from gacc_hf.scoring.shares import outcome_shares, outcome_shares_by_language
 
-KEYS: dict[str, tuple[str, ...]] = {
+KEYS: dict[str, tuple[str, ...]] = {  # within a setting: a row's reader and judge are matched too
     "outcomes": ("compressor", "condition", "ratio"),
     "outcomes_by_language": ("language", "compressor", "condition", "ratio"),
     "retention": ("compressor", "condition", "ratio"),
@@ -25,12 +29,33 @@ KEYS: dict[str, tuple[str, ...]] = {
 
 
 def reading_figures(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, list[dict[str, Any]]]:
-    """Every reading aid of a run, by its `results.json` field, with the run's bootstrap settings."""
+    """Every reading aid of a run, by its `results.json` field, with the run's bootstrap settings, per
+    (reader, judge) setting (`gacc_hf.scoring.settings`)."""
     rows = list(answers)
     return {
-        "outcomes": outcome_shares(rows, n_boot, seed),
-        "outcomes_by_language": outcome_shares_by_language(rows, n_boot, seed),
-        "retention": retention_rows(rows, n_boot, seed),
-        "auc": auc_rows(rows, n_boot, seed),
-        "auc_by_language": auc_by_language(rows, n_boot, seed),
+        "outcomes": by_setting(rows, lambda part: outcome_shares(part, n_boot, seed)),
+        "outcomes_by_language": by_setting(rows, lambda part: outcome_shares_by_language(part, n_boot, seed)),
+        "retention": by_setting(rows, lambda part: retention_rows(part, n_boot, seed)),
+        "auc": by_setting(rows, lambda part: auc_rows(part, n_boot, seed)),
+        "auc_by_language": by_setting(rows, lambda part: auc_by_language(part, n_boot, seed)),
     }
+
+
+def setting_scores(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, list[dict[str, Any]]]:
+    """`scores` and `scores_by_language` of a run, per (reader, judge) setting."""
+    rows = list(answers)
+    scores = by_setting(rows, lambda part: score_answers(part, n_boot, seed))
+
+    def of_language(part: list[Any]) -> list[dict[str, Any]]:
+        setting = [part[0].get(k) for k in SETTING] if part else None
+        overall = [
+            {k: v for k, v in s.items() if k not in SETTING} for s in scores if [s.get(k) for k in SETTING] == setting
+        ]
+        return score_by_language(part, n_boot, seed, overall)
+
+    return {"scores": scores, "scores_by_language": by_setting(rows, of_language)}
+
+
+def setting_gaps(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """own−none and own−cross (`condition_gaps`) per (reader, judge) setting."""
+    return by_setting(list(answers), lambda part: condition_gaps(part, n_boot, seed))

@@ -51,7 +51,7 @@ def test_a_priced_run_prints_and_records_its_cost(tmp_path: Path, capsys) -> Non
     cost = prompt + 2 * completion  # 1 EUR a prompt token, 2 a completion token
     assert f"reader {prompt}+{completion}" in out and f"cost {cost:g} EUR" in out
     document = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert document["schema_version"] == 4 and document["cost"]["total"] == cost
+    assert document["schema_version"] == 5 and document["cost"]["total"] == cost
     assert document["usage"]["roles"]["reader"]["openai:echo"]["calls"] == calls
     report = (tmp_path / "out" / "report.md").read_text()
     assert "## Usage and cost" in report and "break-even" in report and f"{cost:g} EUR" in report

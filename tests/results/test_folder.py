@@ -30,7 +30,7 @@ def test_round_trip_gives_back_the_rows_of_the_run(run):
     assert back.answers == result.answers
     assert back.memories == result.memories
     assert back.scores == result.scores
-    assert back.payload["schema_version"] == SCHEMA_VERSION == 4
+    assert back.payload["schema_version"] == SCHEMA_VERSION == 5
 
 
 def test_results_json_holds_no_rows_and_records_the_parquet_files(run):
@@ -389,7 +389,12 @@ def test_scores_by_language_left_out_are_derived_again_from_the_answers(tmp_path
     folder = _bilingual_copy(tmp_path, lambda p: p.pop("scores_by_language"))
     recorded = Path(__file__).parents[2] / "docs" / "results" / "bilingual"
     assert main(["report", str(folder)]) == 0
-    assert (folder / "report.md").read_text(encoding="utf-8") == (recorded / "report.md").read_text(encoding="utf-8")
+    recorded_report = (recorded / "report.md").read_text(encoding="utf-8")  # written at schema 4, now rebuilt at 5
+    schema = "- results schema: {};"
+    assert recorded_report.count(schema.format(4)) == 1
+    assert (folder / "report.md").read_text(encoding="utf-8") == recorded_report.replace(
+        schema.format(4), schema.format(5)
+    )
     recorded_rows = json.loads((recorded / "results.json").read_text(encoding="utf-8"))["scores_by_language"]
     assert verify_folder(folder).payload["scores_by_language"] == recorded_rows
 
@@ -408,7 +413,7 @@ def test_gacc_report_upgrades_a_schema_2_folder_to_outcomes_and_reading_aids(nam
     memories = read_folder(folder).memories
     assert main(["report", str(folder)]) == 0
     doc = json.loads((folder / "results.json").read_text())
-    assert doc["schema_version"] == SCHEMA_VERSION == 4 and doc["outcomes"]
+    assert doc["schema_version"] == SCHEMA_VERSION == 5 and doc["outcomes"]
     assert (folder / "config.yaml").read_bytes() == (old / "config.yaml").read_bytes()
     after = pq.read_table(folder / "answers.parquet").to_pylist()
     expected = {(True, True): "right", (True, False): "guessed", (False, True): "missed", (False, False): "lost"}

@@ -40,7 +40,7 @@ def test_run_benchmark_runs_with_fewer_collections(thresholds, monkeypatch):
     from gacc_hf.run import benchmark
 
     seen = []
-    real = benchmark.score_answers
-    monkeypatch.setattr(benchmark, "score_answers", lambda *a: seen.append(gc.get_threshold()[0]) or real(*a))
+    real = benchmark.setting_scores
+    monkeypatch.setattr(benchmark, "setting_scores", lambda *a: seen.append(gc.get_threshold()[0]) or real(*a))
     gacc_hf.run_benchmark(gacc_hf.synthetic(seed=0, contexts=2), "truncate", "fields", "exact", progress=False)
     assert seen == [RUN_THRESHOLDS[0]] and gc.get_threshold() == (700, 10, 10)

@@ -8,7 +8,9 @@
   const outcomes = data.outcomes;
   const NONE = "-"; // a row without a verdict (the reader or judge failed)
   const $ = (id) => document.getElementById(id);
-  const FILTERS = ["compressor", "condition", "ratio", "language", "outcome"];
+  const settings = data.settings; // a run of several (reader, judge) settings: their labels
+  const FILTERS = ["compressor", "condition", "ratio", "language", "outcome"].concat(settings ? ["setting"] : []);
+  if (settings) data.goals.forEach((g) => g.answers.forEach((r, i) => (r.setting = g.settings[i])));
   const COLUMNS = ["memory", "answer", "verdict", "outcome"]; // of an answer table, each sortable
   const collator = new Intl.Collator();
   let found = null; // the search index, built at the first search
@@ -56,7 +58,7 @@
   }
 
   function fillFilters() {
-    const seen = { compressor: [], condition: [], ratio: [], language: [], outcome: [] };
+    const seen = { compressor: [], condition: [], ratio: [], language: [], outcome: [], setting: settings || [] };
     cells.forEach((c) => {
       seen.compressor.push(c[0]);
       seen.condition.push(c[1]);
@@ -88,7 +90,8 @@
       (!chosen.condition || c[1] === chosen.condition) &&
       (!chosen.ratio || String(c[2]) === chosen.ratio) &&
       (!chosen.language || (goal.language || NONE) === chosen.language) &&
-      (!chosen.outcome || outcomeName(row) === chosen.outcome)
+      (!chosen.outcome || outcomeName(row) === chosen.outcome) &&
+      (!chosen.setting || row.setting === undefined || settings[row.setting] === chosen.setting)
     );
   }
 
@@ -277,7 +280,7 @@
   }
 
   function answerKey(goal, row) {
-    return row[1] + "~" + goal.questions[row[0]].id;
+    return row[1] + "~" + (settings ? row.setting + "~" : "") + goal.questions[row[0]].id;
   }
 
   function answerTable(goal, keep, needle, target) {
@@ -301,7 +304,7 @@
         if (key === target) tr.classList.add("target");
         const verdict = r[3] === null ? "—" : r[3] ? "✓ right" : "✗ wrong";
         const name = outcomeName(r);
-        tr.appendChild(el("td", cellName(r[1]), "text"));
+        tr.appendChild(el("td", cellName(r[1]) + (settings ? " · " + settings[r.setting] : ""), "text"));
         tr.appendChild(marked("td", answerText(r), "text", needle));
         tr.appendChild(el("td", verdict, "text"));
         tr.appendChild(el("td", name === NONE ? "no verdict" : name, "o-" + name));

@@ -1,0 +1,75 @@
+"""Settings: the (reader, judge) pairs a run read its memories with, and figures computed per setting.
+
+A run may have several readers and judges (`run_benchmark(reader=[...], judge=[...])`); every answer row
+then names its `reader` and `judge`, and every figure (scores, gaps, outcomes, retention, AUC, per language)
+is computed over one setting's rows at a time, exactly as a run of that one setting computes it, each row
+tagged with the setting first. Rows that name no setting (folders written before schema 5, whose reader
+and judge are the run's) are computed whole and left untagged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+SETTING = ("reader", "judge")
+Setting = tuple[str, str]
+
+
+def setting_of(row: Mapping[str, Any]) -> Setting | None:
+    """The (reader, judge) a row names, None when it names none (a row of a schema 4 folder)."""
+    return (row["reader"], row["judge"]) if "reader" in row and "judge" in row else None
+
+
+def settings_of(rows: Iterable[Mapping[str, Any]]) -> list[Setting]:
+    """The settings rows name, in first-seen order."""
+    return list(dict.fromkeys(s for s in map(setting_of, rows) if s is not None))
+
+
+def in_setting(rows: Iterable[Mapping[str, Any]], setting: Setting) -> list[Any]:
+    """The rows of one setting; a row naming none belongs to every setting (its run had one)."""
+    return [r for r in rows if setting_of(r) in (None, setting)]
+
+
+def tagged(setting: Setting | None, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Rows with the setting's reader and judge first (untouched when `setting` is None)."""
+    if setting is None:
+        return [dict(r) for r in rows]
+    return [
+        {"reader": setting[0], "judge": setting[1], **{k: v for k, v in r.items() if k not in SETTING}} for r in rows
+    ]
+
+
+def by_setting(
+    rows: Sequence[Mapping[str, Any]], compute: Callable[[list[Any]], list[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """`compute` over each setting's rows (settings in first-seen order), its rows tagged with the setting.
+
+    Each setting is computed alone, with the same bootstrap seed, so a one-setting run's figures are exactly
+    those `compute` gives over all its rows."""
+    parts: dict[Setting | None, list[Any]] = {}
+    for row in rows:
+        parts.setdefault(setting_of(row), []).append(row)
+    if not parts:
+        return compute([])
+    return [out for setting, part in parts.items() for out in tagged(setting, compute(part))]
+
+
+def setting_label(setting: Setting) -> str:
+    """How a setting is named in reports and messages: `reader X, judge Y`."""
+    return f"reader {setting[0]}, judge {setting[1]}"
+
+
+def config_methods(config: Mapping[str, Any], role: str) -> list[dict[str, Any]]:
+    """The readers or judges a result's config records (`role`: "reader" or "judge"): one method is recorded
+    as itself, several as a list."""
+    recorded = config.get(role)
+    if recorded is None:
+        return []
+    return list(recorded) if isinstance(recorded, list) else [recorded]
+
+
+def config_settings(config: Mapping[str, Any]) -> list[Setting]:
+    """Every (reader, judge) setting of a run, in run order: each reader, then each judge."""
+    judges = [j["name"] for j in config_methods(config, "judge")]
+    return [(r["name"], j) for r in config_methods(config, "reader") for j in judges]
