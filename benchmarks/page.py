@@ -41,10 +41,11 @@ def _memory(source: str, ratio: float, rng: random.Random, abstractive: bool) ->
     return "\n".join(sentences[i] for i in keep)
 
 
-def build(n_questions: int, n_compressors: int, seed: int = 0) -> RunResults:
-    """Answer and memory rows of a run of that size (see the module docstring)."""
+def build(n_questions: int, n_compressors: int, seed: int = 0, language: str = "en") -> RunResults:
+    """Answer and memory rows of a run of that size (see the module docstring) on the sample's sources of that
+    language (`gacc_hf.load_sample`: "en", "zh" or "all")."""
     rng = random.Random(seed)
-    texts = list(dict.fromkeys(row["context"] for row in gacc_hf.load_sample("judge")))
+    texts = list(dict.fromkeys(row["context"] for row in gacc_hf.load_sample("judge", language)))
     compressors = [f"method-{i}" for i in range(n_compressors)]
     cells = [(c, k, r) for c in compressors for k in CONDITIONS for r in RATIOS] + [("full-context", "full", 1.0)]
     memories, answers = [], []

@@ -5,7 +5,8 @@ headless Chromium.
     python benchmarks/page_screenshots.py board      # the board's only (or: page)
 
 The main job's page with `truncate` against `embed` on its first goal; the bilingual run's page filtered to
-Chinese with the oracle memory beside the first compressor; the board of the recorded runs
+Chinese, searched for 默认配置 (highlighted), the oracle memory beside the first compressor and the answers sorted
+by outcome; the board of the recorded runs
 (`docs/results/board`): its plots, and its table searched for `embed`. Exits 1 if a page logs a console error.
 """
 
@@ -32,7 +33,9 @@ def shoot(folder: Path, out: Path, chinese: bool) -> list[str]:
         page.wait_for_selector("body[data-ready='1']")
         if chinese:
             page.select_option("#f-language", "zh")
+            page.fill("#search", "默认配置")
             page.select_option("#side-b", label="oracle · oracle · 0.2 (ceiling)")
+            page.click("#goal-view table.answers >> nth=0 >> th[data-key=outcome]")
         page.evaluate("window.scrollTo(0, document.getElementById('goal-view').offsetTop - 120)")
         page.screenshot(path=str(out))
         browser.close()

@@ -1,5 +1,7 @@
 """What `GaccCallback` costs per evaluation: the model's first evaluation at a checkpoint against the second at
-the same weights (every memory from the cache), and the weights hash that makes the revision.
+the same weights (every memory from the cache), the weights hash that makes the revision, and the first
+evaluation with the model generating its prompts in batches against one prompt per `generate` call (the
+floor, measured in the same run; both must write the same memories).
 
     HF_HUB_OFFLINE=1 HF_EVALUATE_OFFLINE=1 .venv/bin/python benchmarks/training_callback.py [--contexts 3]
 
@@ -23,6 +25,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--contexts", type=int, default=3)
     parser.add_argument("--max-new-tokens", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=8, help="prompts per generate call, against 1")
     args = parser.parse_args()
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -50,6 +53,27 @@ def main() -> None:
     for name, (seconds, calls, micro) in zip(("first evaluation", "same weights again"), runs, strict=True):
         print(f"{name}: {seconds:.2f} s, {calls} compressor calls, micro {micro:.3f}")
     print(f"ratio first / again: {runs[0][0] / runs[1][0]:.1f}x")
+    _batched_against_one(model, tokenizer, data, args)
+
+
+def _batched_against_one(model: object, tokenizer: object, data: object, args: argparse.Namespace) -> None:
+    """A first evaluation (empty cache) at one prompt per `generate` call, then at `--batch-size`."""
+    timed = {}
+    for size in (1, args.batch_size):
+        compressor = gacc_hf.compressor_from_model(
+            model, tokenizer, max_new_tokens=args.max_new_tokens, batch_size=size
+        )
+        with tempfile.TemporaryDirectory() as cache:
+            started = time.perf_counter()
+            result = gacc_hf.run_benchmark(
+                data, compressor, "fields", "exact", ratios=0.2, conditions=("own",), cache_dir=cache, progress=False
+            )
+            seconds = time.perf_counter() - started
+        timed[size] = (seconds, [m["memory_sha256"] for m in result.memories], result.calls["compressor"])
+    assert timed[1][1] == timed[args.batch_size][1], "batched generation wrote other memories"
+    for size, (seconds, _, calls) in timed.items():
+        print(f"first evaluation, {size} prompt(s) per generate call: {seconds:.2f} s, {calls} compressor calls")
+    print(f"ratio 1 / {args.batch_size} per call: {timed[1][0] / timed[args.batch_size][0]:.2f}x (same memories)")
 
 
 if __name__ == "__main__":

@@ -177,3 +177,112 @@ def test_the_tokenizer_comes_from_the_trainer_and_its_absence_is_one_line(t5, da
     given = _trainer(model, tokenizer, data, tmp_path, steps=1, processing_class=tokenizer)
     gacc_hf.GaccCallback(data, **READ, max_new_tokens=4).attach(given)
     assert "gacc/micro" in given.evaluate()
+
+
+def test_batched_generation_writes_the_memories_one_at_a_time_generation_writes(t5, data, tmp_path):
+    """Prompts of several lengths and budgets, English and Chinese, through a seq2seq and a causal model: padded
+    batches (right for the encoder, left for the causal prompt) and each row cut to its own cap give every
+    memory one prompt per `generate` call gives."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from tests.helpers.models import save_tiny_chat_model
+
+    items = [gacc_hf.CompressorInput(context=r["context"], goal=r["goal"], token_budget=b) for r in data
+             for b in (3, 9, 20)]  # fmt: skip
+    items += [gacc_hf.CompressorInput(context="会议在三点开始。预算是十万元。" * k, goal="预算计划", token_budget=b)
+              for k, b in ((1, 4), (3, 12))]  # fmt: skip
+    folder = save_tiny_chat_model(tmp_path / "llama")
+    causal = AutoModelForCausalLM.from_pretrained(folder), AutoTokenizer.from_pretrained(folder)
+    for model, tokenizer in (t5, causal):
+        one = gacc_hf.compressor_from_model(model, tokenizer, batch_size=1)
+        batched = gacc_hf.compressor_from_model(model, tokenizer, batch_size=4)
+        alone = [one(item) for item in items]
+        assert len({len(m) for m in alone}) > 3  # memories of several lengths: the cut per row is tested
+        assert batched.batch(items) == alone
+        assert batched.revision == one.revision  # execution only: the cache keys stay
+
+
+def test_a_generation_batch_below_one_is_refused(t5):
+    model, tokenizer = t5
+    with pytest.raises(ValueError, match=r"^compressor_from_model: batch_size must be >= 1, got 0$"):
+        gacc_hf.compressor_from_model(model, tokenizer, batch_size=0)
+
+
+TWO_RANKS = """
+import json, sys
+import torch.distributed as dist
+from transformers import DataCollatorForSeq2Seq, Trainer, TrainingArguments
+import gacc_hf
+from gacc_hf.methods.trained import DEFAULT_PROMPT
+from tests.helpers.models import tiny_t5
+
+out, steps = sys.argv[1], 2
+data = gacc_hf.synthetic(seed=0, contexts=4)
+model, tokenizer = tiny_t5([r["context"] for r in data] + [r["goal"] for r in data] + [DEFAULT_PROMPT])
+rows = [dict(tokenizer(r["goal"], text_target=" ".join(r["context"].split()[:6]))) for r in data]
+args = TrainingArguments(output_dir=out + "/train", max_steps=steps, per_device_train_batch_size=2, report_to="none",
+                         learning_rate=0.05, use_cpu=True, save_strategy="no", logging_strategy="no")
+trainer = Trainer(model=model, args=args, train_dataset=rows, eval_dataset=rows[:2],
+                  data_collator=DataCollatorForSeq2Seq(tokenizer, model=model))
+read = {"reader": "fields", "judge": "exact", "ratios": (0.2, 0.5), "conditions": ("own", "none")}
+callback = gacc_hf.GaccCallback(data, **read, cache_dir=out + "/cache", tokenizer=tokenizer, max_new_tokens=8)
+callback.attach(trainer)
+trainer.train()
+metrics = trainer.evaluate()
+rank = dist.get_rank()
+report = {"rank": rank, "world": dist.get_world_size(), "rank_calls": callback.rank_calls,
+          "gacc": {k: v for k, v in metrics.items() if k.startswith("gacc/")},
+          "logged": [e for e in trainer.state.log_history if "gacc/exposures" in e],
+          "revision": callback.compressor.revision, "step": trainer.state.global_step}
+if rank == 0:
+    trainer.model.save_pretrained(out + "/model")
+print(json.dumps(report))
+"""
+
+
+def test_two_processes_each_compress_their_share_and_equal_one_process(tmp_path):
+    """A real 2-process launch (torchrun, gloo on the CPU) of a Trainer: each rank compresses the groups of
+    the contexts it owns, every rank gets the merged values, and they equal a one-process evaluation of the
+    same checkpoint."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from transformers import T5ForConditionalGeneration
+
+    from gacc_hf.data.schema import validate
+    from gacc_hf.keys import text_hash
+    from gacc_hf.run.distributed import assign_contexts
+    from gacc_hf.run.launch import free_port
+    from tests.helpers.paths import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    script = tmp_path / "two_ranks.py"
+    script.write_text(TWO_RANKS)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(free_port()),
+           "--tee", "1", str(script), str(tmp_path)]  # fmt: skip
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    lines = [line for line in proc.stdout.splitlines() if '"rank_calls"' in line]
+    reports = sorted((json.loads(line[line.index("{") :]) for line in lines), key=lambda r: r["rank"])
+    assert [r["rank"] for r in reports] == [0, 1] and reports[0]["world"] == 2
+
+    data = gacc_hf.synthetic(seed=0, contexts=4)
+    assert reports[0]["gacc"] == reports[1]["gacc"] and reports[0]["revision"] == reports[1]["revision"]
+    assert reports[0]["rank_calls"] == reports[1]["rank_calls"]
+    assert len(reports[0]["logged"]) == len(reports[1]["logged"]) == 1
+
+    model = T5ForConditionalGeneration.from_pretrained(tmp_path / "model")
+    _, tokenizer = tiny_t5([r["context"] for r in data] + [r["goal"] for r in data] + [DEFAULT_PROMPT])
+    alone = gacc_hf.compressor_from_model(model, tokenizer, max_new_tokens=8, step=reports[0]["step"])
+    assert alone.revision == reports[0]["revision"]
+    one = gacc_hf.run_benchmark(data, alone, reader="fields", judge="exact", ratios=(0.2, 0.5),
+                                conditions=("own", "none"), progress=False)  # fmt: skip
+    assert reports[0]["gacc"] == gacc_metrics(one)
+    # each rank made the distinct memories of the contexts it owns, and only those
+    owner = assign_contexts(validate(data), 2)
+    context_of = {r["context_id"]: text_hash(r["context"]) for r in data}
+    share = [{m["memory_key"] for m in one.memories if owner[context_of[m["context_id"]]] == rank} for rank in (0, 1)]
+    assert [calls["compressor"] for calls in reports[0]["rank_calls"]] == [len(s) for s in share]
+    assert all(share) and sum(map(len, share)) == one.calls["compressor"]  # both worked, none twice

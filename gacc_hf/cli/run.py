@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
-import tempfile
 from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gacc_hf import errors
+from gacc_hf.cli.trackers import add_tracker_options, check_tracker_options, log_to_trackers
 from gacc_hf.cli.verbosity import add_verbosity, log
+from gacc_hf.results.writable import writable_folder
 
 if TYPE_CHECKING:
     from gacc_hf.cost.limits import SpendingLimits
@@ -186,6 +186,7 @@ def _add_execution_options(p: argparse.ArgumentParser) -> None:
         default=1,
         help="run on N local processes through `accelerate launch`, sharded by context (default: 1)",
     )
+    add_tracker_options(p)
 
 
 def _columns(text: str) -> dict[str, str]:
@@ -253,26 +254,6 @@ def spending_limits(args: argparse.Namespace) -> SpendingLimits:
     return SpendingLimits(args.max_calls, args.max_cost, prices)
 
 
-def writable_folder(path: str | Path, what: str, *, staged: bool = False) -> None:
-    """Raise ValueError unless `path` is a folder that can be written, or can be created (nothing is left:
-    an empty folder is made and removed in the first existing one).
-
-    `staged`: the folder is written as a sibling and renamed into place, so its parent must be writable.
-    """
-    path = Path(path)
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{what} {path} is a file, not a folder: pass another path")
-    probe = path.parent if staged else path
-    while not probe.exists():
-        probe = probe.parent
-    if not probe.is_dir():
-        raise ValueError(f"{what} {path} cannot be created: {probe} is a file")
-    try:  # a real try: os.access says yes to root on /sys and on some network file systems
-        os.rmdir(tempfile.mkdtemp(prefix=".gacc-write-check-", dir=probe))
-    except OSError as exc:
-        raise ValueError(f"{what} {path} is not writable ({probe}: {exc.strerror or exc})") from None
-
-
 def check_run_paths(output_dir: str | None, cache_dir: str | None) -> None:
     """The results folder must be writable and the cache usable, before any model is called.
 
@@ -311,6 +292,7 @@ def preflight(args: argparse.Namespace) -> tuple[RunConfig, SpendingLimits]:
     check_run(run, args.num_processes)
     limits = spending_limits(args)  # and the prices file
     check_run_paths(args.output_dir, run.cache_dir)
+    check_tracker_options(args)
     return run, limits
 
 
@@ -440,6 +422,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     if args.output_dir is None:
         point_latest(out)
     print(f"results: {path}")
+    log_to_trackers(args, result, Path(path))
     if any(result.integrity.values()):
         return errors.INTEGRITY
     if result.errors:

@@ -1,8 +1,9 @@
 """`report.html`: the results page, one self-contained file (inline CSS, JS, plots and data) that works from file://.
 
 The summary (integrity counters first, then the tables and plots of `report.md`) is rendered here; the per-goal
-browser is drawn by `templates/page.js` from the data of `gacc_hf.results.page_data`, embedded as a JSON block
-and read with `JSON.parse`, every text set as `textContent`. The JSON is escaped so that no text can close the
+browser (search, filters, sortable answer tables, the view kept in the URL fragment) is drawn by the scripts of
+`PAGE_SCRIPTS` from the data of `gacc_hf.results.page_data`, embedded as a JSON block and read with `JSON.parse`,
+every text set as `textContent`. The JSON is escaped so that no text can close the
 block (`</script>`) and no text is ever parsed as HTML. No timestamp: the same folder gives the same bytes.
 """
 
@@ -23,6 +24,8 @@ from gacc_hf.scoring.settings import setting_label
 from gacc_hf.templates import render, template_text
 
 PAGE_FILE = "report.html"
+# the page's script, one file a job, inlined in this order: search, the URL fragment, the goal browser using both
+PAGE_SCRIPTS = ("page_search.js", "page_link.js", "page.js")
 
 _METRICS = (
     ("micro", "Micro"),
@@ -123,7 +126,7 @@ def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
         tables=summary_tables(run),
         plots=[(p.stem, "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode("ascii")) for p in plots],
         data=script_json(page_data(run)),
-        script=template_text(__file__, "page.js"),
+        script="\n".join(template_text(__file__, name) for name in PAGE_SCRIPTS),
     )
 
 

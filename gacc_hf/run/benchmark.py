@@ -26,6 +26,7 @@ from gacc_hf.data.fingerprint import fingerprint
 from gacc_hf.data.loading import from_memory, hub_revision, load_any, spec_kind
 from gacc_hf.data.schema import Group, validate
 from gacc_hf.results.result import BenchmarkResult
+from gacc_hf.results.trackers import check_trackers, log_run, run_name, tracker_names
 from gacc_hf.run.aside import Aside
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.cache.matches import APART_FROM, Matched, find_matches, finish_matches, plan_matches
@@ -155,6 +156,8 @@ def run_benchmark(
     prices: Prices | None = None,
     goals: Sequence[str] | None = None,
     data_revision: str | None = None,
+    log_to: str | Sequence[str] | None = None,
+    log_dir: str | None = None,
 ) -> BenchmarkResult:
     """Run the GACC protocol over judge-config rows and score it.
 
@@ -166,8 +169,11 @@ def run_benchmark(
     `ratios` may be one number. Everything is validated before any model call. `shard` picks the groups this
     process computes (`gacc_hf.run.distributed`); the plan sees every group: a shard's rows equal a whole run's.
     `data_spec`, `split`, `data_revision` (a Hub commit) record what the caller loaded; `goals` (ids), then `limit`
-    (N groups, or a fraction) keep part of the data: a partial run; `columns` maps schema names to the data's."""
+    (N groups, or a fraction) keep part of the data: a partial run; `columns` maps schema names to the data's.
+    `log_to` (`trackio`, `tensorboard`, `wandb`, or several) logs the result under `log_dir`
+    (`gacc_hf.results.trackers`)."""
     started = _now()
+    _check_logging(log_to, log_dir, shard)
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
     loaded, data_revision = load_rows(dataset, columns, data_spec, data_revision)
     setup = validate_run(loaded, compressor, reader, judge, ratios, conditions, cache_dir, limit, settings, goals)
@@ -175,8 +181,7 @@ def run_benchmark(
     codec = get_codec()
     assigner = pair_goals(setup, seed)
     work = setup.groups if shard is None else shard(setup.groups)
-    cache = Cache(cache_dir)
-    try:
+    with Cache(cache_dir) as cache:
         ex = Executor(cache, on_error, batch_size, progress, _meter(limits, shard))
         texts = list(dict.fromkeys(g.context for g in work))
         n_tokens = dict(zip(texts, codec.count_batch(texts), strict=True))
@@ -185,13 +190,11 @@ def run_benchmark(
         memories = compute_memories(plan, setup.compressors, ex, codec)
         fill_ledger(plan, memories)
         outcome, matched, violations = _read_and_match(setup, work, plan, memories, ex, cache, codec, kept := {})
-    finally:
-        cache.close()
     add_evidence(plan, evidence := [m.evidence for m in matched])
     exposures = exposure_rows(plan.ledger, [m.exposed for m in matched])
     answers = answer_rows(work, plan.ledger, memories, evidence, outcome)
     scored = setting_scores(answers, n_bootstrap, seed)
-    return BenchmarkResult(
+    result = BenchmarkResult(
         scores=scored["scores"],
         scores_by_language=scored["scores_by_language"],
         memories=plan.ledger,
@@ -204,13 +207,37 @@ def run_benchmark(
         tokenizer=codec.identity(),
         errors=ex.errors,
         exposures=exposures,
-        seconds={role: round(s, 3) for role, s in ex.seconds.items()},
-        method_seconds={role: {name: round(s, 3) for name, s in m.items()} for role, m in ex.method_seconds.items()},
-        generated_tokens=dict(ex.generated_tokens),
+        **_timings(ex),
         usage=_usage(ex, setup, plan.ledger, memories, answers, kept),
         prices=priced,
         dataset=loaded if data_spec is None and not isinstance(dataset, str | os.PathLike) else None,
     )
+    return _logged(result, log_to, log_dir)
+
+
+def _timings(ex: Executor) -> dict[str, Any]:
+    """The time inside each role's calls, and per method, and the tokens each role generated."""
+    return {
+        "seconds": {role: round(s, 3) for role, s in ex.seconds.items()},
+        "method_seconds": {role: {n: round(s, 3) for n, s in m.items()} for role, m in ex.method_seconds.items()},
+        "generated_tokens": dict(ex.generated_tokens),
+    }
+
+
+def _check_logging(log_to: str | Sequence[str] | None, log_dir: str | None, shard: Any) -> None:
+    """The trackers asked for are installed and their folder writable, before any model call; a shard's part
+    of a run is not logged (its launcher logs the merged result)."""
+    if tracker_names(log_to) and shard is not None:
+        raise ValueError("log_to logs a whole run, not a shard's part: log the merged result instead")
+    check_trackers(log_to, log_dir)
+
+
+def _logged(result: BenchmarkResult, log_to: str | Sequence[str] | None, log_dir: str | None) -> BenchmarkResult:
+    """`result`, logged to the trackers asked for (as `log_run` names it: its start time and compressors)."""
+    if tracker_names(log_to):
+        document = result.results_document()
+        log_run(document, result.answers, result.memories, log_to, log_dir, run_name(document))
+    return result
 
 
 def _read_and_match(

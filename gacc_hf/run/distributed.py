@@ -214,15 +214,17 @@ def process_group(topology: Topology) -> Iterator[Any]:
 
 
 def run_benchmark_sharded(
-    dataset: Any, *, topology: Topology | None = None, **kwargs: Any
+    dataset: Any, *, topology: Topology | None = None, to_all: bool = False, **kwargs: Any
 ) -> tuple[BenchmarkResult | None, list[dict[str, int]]]:
-    """`run_benchmark` over all ranks of the launch: rank 0 gets the merged result, other ranks None.
+    """`run_benchmark` over all ranks of the launch: rank 0 gets the merged result, other ranks None (with
+    `to_all`, every rank gets it: a training loop's ranks all take the same metrics).
 
-    Also returns the calls of each rank (on rank 0), which show the work split. With one process this is
-    exactly `run_benchmark`. Every rank shows its progress, labelled with its rank. A rank whose share of
-    the spending limits held calls back still meets the others at the gather (a rank that left would
-    break the connection a peer waits on); rank 0 then raises one LimitReached for the whole launch, and
-    the other ranks end as after their part (exit 3 for the launch, every time).
+    Also returns the calls of each rank (on rank 0, or everywhere with `to_all`), which show the work split.
+    With one process this is exactly `run_benchmark`. Every rank shows its progress, labelled with its rank.
+    A rank whose share of the spending limits held calls back still meets the others at the gather (a rank
+    that left would break the connection a peer waits on); rank 0 then raises one LimitReached for the whole
+    launch, and the other ranks end as after their part (exit 3 for the launch, every time), or, with
+    `to_all`, raise a RuntimeError that says so.
     """
     topo = topology or detect()
     if topo.world_size == 1:
@@ -240,9 +242,23 @@ def run_benchmark_sharded(
             part = stop
         parts: list[Any] | None = [None] * topo.world_size if topo.is_main else None
         dist.gather_object((part, shard.meter), parts, dst=0, group=group)
-    if parts is None:
-        return None, []
+        settled = None if parts is None else _settle(parts, shard.goal_order)
+        if to_all:
+            shared = [settled if not isinstance(settled, BaseException) else f"rank 0 stopped the run: {settled}"]
+            dist.broadcast_object_list(shared, src=0, group=group)
+            if isinstance(shared[0], str) and not topo.is_main:
+                raise RuntimeError(shared[0])
+            settled = settled if topo.is_main else shared[0]
+    if isinstance(settled, BaseException):
+        raise settled
+    return settled if settled is not None else (None, [])
+
+
+def _settle(
+    parts: list[Any], goal_order: Sequence[str]
+) -> tuple[BenchmarkResult, list[dict[str, int]]] | BaseException:
+    """On rank 0: the merged result and each rank's calls, or the stop of a rank's meter for the launch."""
     if any(isinstance(p, METER_STOPS) for p, _ in parts):
-        raise launch_meter([meter for _, meter in parts]).stop()
+        return launch_meter([meter for _, meter in parts]).stop()
     results = [p for p, _ in parts]
-    return merge(results, shard.goal_order), [dict(p.calls) for p in results]
+    return merge(results, goal_order), [dict(p.calls) for p in results]

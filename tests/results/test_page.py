@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
+import gacc_hf.results.page as page_module
 from gacc_hf.results.folder import read_folder
-from gacc_hf.results.page import PAGE_FILE, render_page, script_json, summary_tables
+from gacc_hf.results.page import PAGE_FILE, PAGE_SCRIPTS, render_page, script_json, summary_tables
 from gacc_hf.results.page_data import page_data
 
 DATA_BLOCK = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
+# what would parse a text as HTML or run it as script, in the page's own scripts
+SINKS = re.compile(r"\b(innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval|Function)\s*[=(]|\.html\(")
 
 
 def test_script_json_cannot_close_its_block_and_reads_back_the_same():
@@ -73,3 +77,14 @@ def test_the_floor_is_shown_apart_from_the_upper_bounds(folder):
     run.payload["scores"] = [method, bounds[0]]  # no floor: no table for it
     titles = [t["title"] for t in summary_tables(run)]
     assert "Upper bounds (not methods)" in titles and not any("Lower bound" in t for t in titles)
+
+
+def test_the_pages_scripts_are_inlined_once_each_and_set_text_only(folder):
+    html = (folder / PAGE_FILE).read_text(encoding="utf-8")
+    scripts = {
+        name: (Path(page_module.__file__).with_name("templates") / name).read_text("utf-8") for name in PAGE_SCRIPTS
+    }
+    assert all(html.count(text.strip()) == 1 for text in scripts.values())
+    assert [name for name, text in scripts.items() if SINKS.search(text)] == []
+    planted = ["node.innerHTML = text;", 'el.insertAdjacentHTML("beforeend", t)', "eval(code)", "document.write(x)"]
+    assert all(SINKS.search(text) for text in planted) and not SINKS.search("node.textContent = text;")

@@ -3,77 +3,35 @@ hostile text in a source, and a Chinese run. A missing browser fails these tests
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-from gacc_hf.data.synthetic import synthetic_rows
-from gacc_hf.results.folder import write_results
 from gacc_hf.scoring.outcomes import outcome
-from tests.helpers.paths import ROOT
-from tests.helpers.runs import rules_run
-
-CHROMIUM = Path("/usr/bin/chromium")
-PLANTED = "<script>document.body.dataset.pwned = '1'</script><img src=x onerror=\"document.title='pwned'\">"
-# control characters and right-to-left text in the source of the first context, through the whole run
-HOSTILE = f"{PLANTED}\nbell\x07 tab\t escape\x1b[31m\nשלום עולם مرحبا بالعالم\n"
-LONG_LINE = "x" * 100_000  # a 100 KB line, added to that source's rows after the run (no tokenizer on it)
-CONDITIONS = ("own", "none", "full", "oracle", "closed")
-
-
-def _run(tmp_path: Path, rows: list[dict], name: str, edit=None) -> Path:
-    result = rules_run(rows, compressor=["truncate", "goal-lines"], ratios=[0.2, 0.5], conditions=CONDITIONS)
-    for memory in result.memories if edit else ():
-        edit(memory)
-    write_results(result, tmp_path / name)
-    return tmp_path / name
+from tests.helpers.pages import LONG_LINE, PLANTED, chinese_run, chromium, english_run, open_page
 
 
 @pytest.fixture(scope="module")
 def english(tmp_path_factory) -> Path:
-    rows = synthetic_rows(seed=0, contexts=4)
-    first = rows[0]["context_id"]
-    for row in rows:
-        if row["context_id"] == first:
-            row["context"] = HOSTILE + row["context"]
-
-    def long_line(memory: dict) -> None:
-        if memory["context_id"] == first and memory["condition"] in ("full", "own"):
-            memory["memory"] += "\n" + LONG_LINE
-
-    return _run(tmp_path_factory.mktemp("page"), rows, "en", long_line)
+    return english_run(tmp_path_factory.mktemp("page") / "en")
 
 
 @pytest.fixture(scope="module")
 def chinese(tmp_path_factory) -> Path:
-    lines = (ROOT / "tests" / "fixtures" / "zh_fixture.jsonl").read_text(encoding="utf-8").splitlines()
-    return _run(tmp_path_factory.mktemp("page"), [json.loads(line) for line in lines], "zh")
+    return chinese_run(tmp_path_factory.mktemp("page") / "zh")
 
 
 @pytest.fixture(scope="module")
 def browser():
-    if not CHROMIUM.is_file():
-        pytest.fail(f"{CHROMIUM} is missing: `make browser` (apt-get install chromium) installs it")
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM))
-        yield chromium
-        chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def _open(browser, folder: Path) -> tuple[Page, list[str]]:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type in ("error", "warning") else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    local = ("file:", "data:")
-    page.on("request", lambda r: None if r.url.startswith(local) else errors.append(f"request {r.url}"))
-    page.goto((folder / "report.html").as_uri())
-    page.wait_for_selector("body[data-ready='1']")
-    return page, errors
+    return open_page(browser, folder)
 
 
 def _expected(folder: Path) -> tuple[list[dict], Counter]:

@@ -47,10 +47,11 @@ def test_save_writes_the_folder_gacc_run_writes(result, tmp_path, capsys):
     assert names == {p.name for p in (tmp_path / "cli").iterdir()} | {"data.jsonl"} and "config.yaml" in names
     py, cli = read_folder(tmp_path / "py"), read_folder(tmp_path / "cli")
     assert py.scores == cli.scores and py.answers == cli.answers
-    # the saved config runs the same experiment again, on its own rows: 0 model calls, the same data
+    # the saved config runs the same experiment again, on its own rows: 0 model calls, the same data (its
+    # cache was outside the working directory, so the config names the default and says to pass --cache-dir)
     again = tmp_path / "again"
     assert main(["run", "--config", str(tmp_path / "py" / "config.yaml"), "--output-dir", str(again),
-                 "--no-progress"]) == 0  # fmt: skip
+                 "--cache-dir", str(tmp_path / "cache"), "--no-progress"]) == 0  # fmt: skip
     rerun = json.loads((again / "results.json").read_text())
     assert rerun["calls"] == {"compressor": 0, "reader": 0, "judge": 0}
     assert rerun["config"]["data"]["fingerprint"] == py.config["data"]["fingerprint"]

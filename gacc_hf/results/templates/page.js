@@ -1,6 +1,7 @@
 "use strict";
-// The goal browser of report.html: filters, counts, one goal drawn at a time. Every text from the data is set
-// with textContent (never parsed as HTML); offsets in the data are UTF-16 code units, as JS strings index.
+// The goal browser of report.html: search, filters, counts, sortable answer tables, one goal drawn at a time, and
+// the view kept in the URL fragment. Every text from the data is set with textContent (never parsed as HTML);
+// offsets in the data are UTF-16 code units, as JS strings index.
 (function () {
   const data = JSON.parse(document.getElementById("page-data").textContent);
   const cells = data.cells; // [compressor, condition, ratio, ceiling]
@@ -9,6 +10,12 @@
   const $ = (id) => document.getElementById(id);
   const settings = data.settings; // a run of several (reader, judge) settings: their labels
   const FILTERS = ["compressor", "condition", "ratio", "language", "outcome"].concat(settings ? ["setting"] : []);
+  const COLUMNS = ["memory", "answer", "verdict", "outcome"]; // of an answer table, each sortable
+  const collator = new Intl.Collator();
+  let found = null; // the search index, built at the first search
+  let sort = { key: "", dir: "asc" };
+  let pending = null; // the sides and answer of a link being opened, applied when its goal is drawn
+  let named = ""; // the answer a link named: marked, and kept in the link, until the view is changed
   if (settings) data.goals.forEach((g) => g.answers.forEach((r, i) => (r.setting = g.settings[i])));
 
   function el(tag, text, cls) {
@@ -16,6 +23,9 @@
     if (text !== undefined && text !== null) node.textContent = String(text);
     if (cls) node.className = cls;
     return node;
+  }
+  function marked(tag, text, cls, phrase) {
+    return pageSearch.markInto(el(tag, null, cls), text, phrase);
   }
   function option(value, label) {
     const node = el("option", label);
@@ -30,6 +40,9 @@
   function outcomeName(row) {
     return row[4] === null ? NONE : outcomes[row[4]];
   }
+  function answerText(row) {
+    return row.length > 5 ? "error: " + row[5] : row[2];
+  }
   function unique(values) {
     return Array.from(new Set(values));
   }
@@ -37,6 +50,11 @@
     const out = [];
     for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
     return out;
+  }
+  function choose(select, value) {
+    // a value this page does not offer (a link to another run, say) leaves the first option
+    const offered = Array.from(select.options).some((o) => o.value === value);
+    select.value = offered ? value : select.options.length ? select.options[0].value : "";
   }
 
   function fillFilters() {
@@ -55,8 +73,14 @@
       const select = $("f-" + name);
       const labels = { [NONE]: name === "outcome" ? "no verdict" : "not recorded" };
       select.replaceChildren(option("", "all"), ...unique(seen[name]).map((v) => option(v, labels[v] || v)));
-      select.addEventListener("change", update);
+      select.addEventListener("change", byUser(update));
     });
+  }
+  function byUser(draw) {
+    return () => {
+      named = "";
+      draw();
+    };
   }
 
   function matches(goal, row, chosen) {
@@ -77,17 +101,33 @@
     return chosen;
   }
 
+  function phrase() {
+    return pageSearch.needle($("search").value);
+  }
+  // (row, index) -> whether the search found the row; null without a search
+  function searched(goal, needle) {
+    if (needle && !found) found = pageSearch.index(data);
+    return needle ? found.inGoal(goal, needle) : null;
+  }
+  // (row, index) -> whether the row is shown: the filters, and the search where there is one
+  function shownIn(goal, chosen, needle) {
+    const hit = searched(goal, needle);
+    return (row, j) => matches(goal, row, chosen) && (!hit || hit(row, j));
+  }
+
   function update() {
     const chosen = chosenFilters();
+    const needle = phrase();
     const counts = {};
     let visible = 0;
     let total = 0;
     const shown = [];
     data.goals.forEach((goal, i) => {
+      const hit = searched(goal, needle);
       let n = 0;
-      goal.answers.forEach((row) => {
+      goal.answers.forEach((row, j) => {
         total += 1;
-        if (matches(goal, row, chosen)) {
+        if (matches(goal, row, chosen) && (!hit || hit(row, j))) {
           n += 1;
           counts[outcomeName(row)] = (counts[outcomeName(row)] || 0) + 1;
         }
@@ -106,8 +146,15 @@
       })
     );
     $("goal-count").textContent = shown.length + " goal(s)";
+    const count = $("search-count");
+    count.dataset.answers = needle ? String(visible) : "";
+    count.dataset.goals = needle ? String(shown.length) : "";
+    count.textContent = needle ? "found in " + visible + " answer(s) of " + shown.length + " goal(s)" : "";
     const goalSelect = $("goal");
-    const before = goalSelect.value;
+    let before = goalSelect.value;
+    if (pending && pending.goal !== undefined) {
+      before = String(data.goals.findIndex((g) => g.id === pending.goal));
+    }
     goalSelect.replaceChildren(...shown.map(([i, n]) => option(String(i), data.goals[i].id + " (" + n + ")")));
     if (shown.some(([i]) => String(i) === before)) goalSelect.value = before;
     drawGoal();
@@ -121,14 +168,15 @@
     // B: another compressor on A's condition and ratio where there is one, to show what one kept and not the other
     const rival = methods.find((k) => cells[k][0] !== cells[first][0] && cells[k][1] === cells[first][1]);
     [
-      ["side-a", first],
-      ["side-b", rival ?? methods[1] ?? ""],
-    ].forEach(([id, fallback]) => {
+      ["side-a", first, "a"],
+      ["side-b", rival ?? methods[1] ?? "", "b"],
+    ].forEach(([id, fallback, key]) => {
       const select = $(id);
       const before = select.value;
       select.replaceChildren(option("", "none"), ...keys.map((k) => option(String(k), cellName(k))));
       const keep = keys.some((k) => String(k) === before) && select.dataset.goal === goal.id;
-      select.value = keep ? before : fallback === undefined ? "" : String(fallback);
+      if (pending && pending[key] !== undefined) choose(select, pending[key]);
+      else select.value = keep ? before : fallback === undefined ? "" : String(fallback);
       select.dataset.goal = goal.id;
     });
   }
@@ -155,24 +203,26 @@
     return out;
   }
 
-  function paintSource(source, a, b, marks) {
+  function paintSource(source, a, b, marks, hits) {
     const box = el("div", null, "source");
     box.id = "source";
     const cuts = new Set([0, source.length]);
-    [a, b, marks].forEach((spans) => spans.forEach((s) => (cuts.add(s[0]), cuts.add(s[1]))));
+    [a, b, marks, hits].forEach((spans) => spans.forEach((s) => (cuts.add(s[0]), cuts.add(s[1]))));
     const points = Array.from(cuts).sort((x, y) => x - y);
     for (let i = 0; i + 1 < points.length; i++) {
       const [start, end] = [points[i], points[i + 1]];
       const inA = covered(a, start);
       const inB = covered(b, start);
-      const cls = [inA && inB ? "k-ab" : inA ? "k-a" : inB ? "k-b" : "", covered(marks, start) ? "ref" : ""];
+      const hit = covered(hits, start);
+      const cls = [inA && inB ? "k-ab" : inA ? "k-a" : inB ? "k-b" : "", covered(marks, start) ? "ref" : "", hit ? "hit" : ""];
       const text = source.slice(start, end);
-      box.appendChild(cls.join("").length ? el("span", text, cls.join(" ").trim()) : document.createTextNode(text));
+      const name = cls.filter(Boolean).join(" ");
+      box.appendChild(name ? el(hit ? "mark" : "span", text, name) : document.createTextNode(text));
     }
     return box;
   }
 
-  function besideBox(label, key, goal, hasSource) {
+  function besideBox(label, key, goal, hasSource, needle) {
     const wrap = el("div");
     if (key === "") return wrap;
     const [k, kept, budget, error] = goal.memories[key];
@@ -181,31 +231,89 @@
     wrap.appendChild(el("h3", label + ": " + cellName(Number(key)) + tokens, label === "A" ? "k-a" : "k-b"));
     if (error) wrap.appendChild(el("p", "error: " + error, "warn"));
     const note = hasSource ? "kept, not verbatim in the source:" : "the memory (no source in this folder):";
-    if (m.o) wrap.append(el("p", note), el("pre", m.o));
+    if (m.o) wrap.append(el("p", note), marked("pre", m.o, null, needle));
     else if (hasSource) wrap.appendChild(el("p", "all of it verbatim in the source (" + m.s.length / 2 + " span(s))"));
     return wrap;
   }
 
-  function answerTable(goal, chosen) {
+  // sort keys of an answer row; a missing one (no verdict, an error) goes last either way
+  function compareCells(x, y) {
+    const [a, b] = [cells[x], cells[y]];
+    return collator.compare(a[0], b[0]) || collator.compare(a[1], b[1]) || a[2] - b[2];
+  }
+  const ORDER = {
+    memory: (x, y) => compareCells(x[1], y[1]),
+    answer: (x, y) => collator.compare(String(answerText(x) ?? ""), String(answerText(y) ?? "")),
+    verdict: (x, y) => x[3] - y[3],
+    outcome: (x, y) => x[4] - y[4],
+  };
+  const MISSING = { memory: () => false, answer: (r) => r.length > 5 || r[2] === null, verdict: (r) => r[3] === null, outcome: (r) => r[4] === null };
+  function sorted(rows) {
+    if (!ORDER[sort.key]) return rows;
+    const sign = sort.dir === "desc" ? -1 : 1;
+    const missing = MISSING[sort.key];
+    return rows.slice().sort((x, y) => {
+      const [mx, my] = [missing(x), missing(y)];
+      if (mx || my) return mx - my;
+      return sign * ORDER[sort.key](x, y);
+    });
+  }
+
+  function answerHead() {
+    const head = el("tr");
+    COLUMNS.forEach((key) => {
+      const th = el("th", key, "sortable");
+      th.dataset.key = key;
+      th.tabIndex = 0;
+      if (sort.key === key) th.setAttribute("aria-sort", sort.dir === "asc" ? "ascending" : "descending");
+      const flip = () => {
+        sort = { key, dir: sort.key === key && sort.dir === "asc" ? "desc" : "asc" };
+        named = "";
+        drawGoal();
+      };
+      th.addEventListener("click", flip);
+      th.addEventListener("keydown", (e) => (e.key === "Enter" || e.key === " " ? (e.preventDefault(), flip()) : null));
+      head.appendChild(th);
+    });
+    head.appendChild(el("th", "link"));
+    return head;
+  }
+
+  function answerKey(goal, row) {
+    return row[1] + "~" + goal.questions[row[0]].id + (settings ? "~" + row.setting : "");
+  }
+
+  function answerTable(goal, keep, needle, target) {
     const wrap = el("div");
+    const state = { ...linkState(), answer: "" };
     goal.questions.forEach((q, qi) => {
-      const rows = goal.answers.filter((r) => r[0] === qi && matches(goal, r, chosen));
+      const rows = goal.answers.filter((r, j) => r[0] === qi && keep(r, j));
       if (!rows.length) return;
-      wrap.appendChild(el("h3", q.text, "text question"));
-      wrap.appendChild(el("p", "gold: " + q.refs.join(" | ") + " (" + q.id + ")", "text refs"));
+      wrap.appendChild(marked("h3", q.text, "text question", needle));
+      const refs = el("p", "gold: ", "text refs");
+      q.refs.forEach((ref, i) => pageSearch.markInto(refs, (i ? " | " : "") + ref, needle));
+      refs.appendChild(document.createTextNode(" (" + q.id + ")"));
+      wrap.appendChild(refs);
       const table = el("table", null, "answers");
-      const head = el("tr");
-      ["memory", "answer", "verdict", "outcome"].forEach((h) => head.appendChild(el("th", h)));
-      table.appendChild(head);
-      rows.forEach((r) => {
+      table.appendChild(answerHead());
+      sorted(rows).forEach((r) => {
         const tr = el("tr");
+        const key = answerKey(goal, r);
         tr.dataset.outcome = outcomeName(r);
-        const answer = r.length > 5 ? "error: " + r[5] : r[2];
+        tr.dataset.answer = key;
+        if (key === target) tr.classList.add("target");
         const verdict = r[3] === null ? "—" : r[3] ? "✓ right" : "✗ wrong";
         const name = outcomeName(r);
         const memory = cellName(r[1]) + (settings ? " · " + settings[r.setting] : "");
-        [memory, answer, verdict].forEach((t) => tr.appendChild(el("td", t, "text")));
+        tr.appendChild(el("td", memory, "text"));
+        tr.appendChild(marked("td", answerText(r), "text", needle));
+        tr.appendChild(el("td", verdict, "text"));
         tr.appendChild(el("td", name === NONE ? "no verdict" : name, "o-" + name));
+        const link = el("a", "link");
+        link.href = "#" + pageLink.text({ ...state, answer: key });
+        const td = el("td");
+        td.appendChild(link);
+        tr.appendChild(td);
         table.appendChild(tr);
       });
       wrap.appendChild(table);
@@ -213,13 +321,43 @@
     return wrap;
   }
 
+  function linkState() {
+    const state = chosenFilters();
+    const index = $("goal").value;
+    if (index !== "") state.goal = data.goals[Number(index)].id;
+    state.q = $("search").value.trim();
+    state.a = $("side-a").value;
+    state.b = $("side-b").value;
+    state.sort = sort.key ? sort.key + "-" + sort.dir : "";
+    state.answer = named;
+    return state;
+  }
+
+  // the view into the address and into "link to this view"
+  function writeLink() {
+    const state = linkState();
+    pageLink.write(state);
+    $("share").href = "#" + pageLink.text(state);
+  }
+
   function drawGoal() {
     const view = $("goal-view");
     const index = $("goal").value;
-    if (index === "") return view.replaceChildren(el("p", "No answer matches these filters."));
+    const opened = pending && pending.answer;
+    if (pending) named = pending.answer || "";
+    if (index === "") {
+      pending = null;
+      named = "";
+      view.replaceChildren(el("p", "No answer matches these filters."));
+      $("search-here").textContent = "";
+      $("search-here").dataset.count = "";
+      return writeLink();
+    }
     const goal = data.goals[Number(index)];
     const chosen = chosenFilters();
+    const needle = phrase();
     fillSides(goal, chosen);
+    pending = null;
     const [a, b] = [$("side-a").value, $("side-b").value];
     const spans = (key) => (key === "" ? [] : pairs(data.kept[goal.memories[key][0]].s));
     const source = data.sources[goal.context];
@@ -227,19 +365,39 @@
     const head = el("h2", "Goal " + goal.id + " — context " + goal.context + (goal.language ? " — " + goal.language : ""));
     const marks = mergeMarks(goal.questions.flatMap((q) => pairs(q.marks)));
     const left = hasSource
-      ? paintSource(source, spans(a), spans(b), marks)
+      ? paintSource(source, spans(a), spans(b), marks, pageSearch.hits(source, needle))
       : el("p", "No source in this folder: a run with the `full` condition records it.", "source");
     const beside = el("div", null, "beside");
-    beside.append(besideBox("A", a, goal, hasSource), besideBox("B", b, goal, hasSource));
+    beside.append(besideBox("A", a, goal, hasSource, needle), besideBox("B", b, goal, hasSource, needle));
     const panes = el("div", null, "panes");
     panes.append(left, beside);
-    view.replaceChildren(head, panes, answerTable(goal, chosen));
+    writeLink();
+    view.replaceChildren(head, panes, answerTable(goal, shownIn(goal, chosen, needle), needle, named));
+    const n = view.querySelectorAll("mark.hit").length;
+    $("search-here").dataset.count = needle ? String(n) : "";
+    $("search-here").textContent = needle ? n + " highlighted in this goal" : "";
+    const row = opened && view.querySelector("tr.target");
+    if (row) row.scrollIntoView({ block: "center" });
+  }
+
+  function openLink(state) {
+    FILTERS.forEach((name) => choose($("f-" + name), state[name] || ""));
+    $("search").value = state.q || "";
+    const [key, dir] = (state.sort || "").split("-");
+    sort = ORDER[key] && (dir === "asc" || dir === "desc") ? { key, dir } : { key: "", dir: "asc" };
+    pending = state;
+    update();
   }
 
   fillFilters();
-  $("goal").addEventListener("change", drawGoal);
-  $("side-a").addEventListener("change", drawGoal);
-  $("side-b").addEventListener("change", drawGoal);
-  update();
+  $("search").addEventListener("input", byUser(update));
+  $("goal").addEventListener("change", byUser(drawGoal));
+  $("side-a").addEventListener("change", byUser(drawGoal));
+  $("side-b").addEventListener("change", byUser(drawGoal));
+  pageLink.listen(openLink);
+  openLink(pageLink.read());
   document.body.dataset.ready = "1";
+  // the search's texts are folded after the first render, while the page is idle
+  if (!found) found = pageSearch.index(data);
+  setTimeout(() => found.warm(() => (document.body.dataset.indexed = "1")), 0);
 })();
