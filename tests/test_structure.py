@@ -49,7 +49,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("methods",),  # building block: the compressors, readers and judges
     ("run",),  # stages 2-5
     ("results",),  # stage 7
-    ("run.benchmark", "run.distributed", "run.dry_run"),  # the conductors: they call every stage
+    ("run.benchmark", "run.distributed", "run.dry_run", "run.rescore"),  # the conductors: they call every stage
     ("hub", "metric", "training", "inspect_eval"),  # stage 8, the `gacc` metric, the Trainer callback, the Inspect task
     ("cli",),
     ("", "__main__"),  # the front doors: the public API and `python -m gacc_hf`

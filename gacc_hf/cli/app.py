@@ -15,6 +15,7 @@ from gacc_hf.cli.cache import add_cache_parser
 from gacc_hf.cli.data import add_data_parser
 from gacc_hf.cli.hints import HintingParser
 from gacc_hf.cli.info import add_install_metric_parser, add_list_parser
+from gacc_hf.cli.rescore import add_rescore_parser
 from gacc_hf.cli.results import add_compare_parser, add_publish_parser, add_report_parser, add_view_parser
 from gacc_hf.cli.run import add_run_parser
 from gacc_hf.cli.serve_test import add_serve_test_parser
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_parser(sub)
     add_view_parser(sub)
     add_compare_parser(sub)
+    add_rescore_parser(sub)
     add_publish_parser(sub)
     add_board_parser(sub)
     add_cache_parser(sub)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import sys
 from typing import Any
 
@@ -46,9 +47,18 @@ def cmd_view(args: argparse.Namespace) -> int:
 
 
 def add_compare_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="paired difference B − A with CIs, per condition and ratio")
-    p.add_argument("run_a", help="results folder of side A")
-    p.add_argument("run_b", nargs="?", help="results folder of side B (default: RUN_A, comparing two compressors)")
+    p = sub.add_parser(
+        "compare",
+        help="paired difference B − A with CIs, per condition and ratio; across readers or judges, whether the "
+        "ranking of the compressors survives",
+    )
+    p.add_argument(
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="results folders: one (two compressors of it, --a and --b), two (side A and side B), or two or more on "
+        "the same data under different readers or judges (the survival section)",
+    )
     p.add_argument("--a", help="compressor of side A (needed when its run has several)")
     p.add_argument("--b", help="compressor of side B (needed when its run has several)")
     p.add_argument("--bootstrap", type=int, help="bootstrap resamples for the CIs (default: side A's run setting)")
@@ -58,30 +68,160 @@ def add_compare_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="compare runs on different data, readers or judges anyway, with a warning (refused by default)",
     )
+    p.add_argument("--output", metavar="FILE.md", help="also write the survival section as Markdown to this file")
+    p.add_argument("--json", metavar="FILE", help="also write the survival section as JSON to this file")
     p.set_defaults(func=cmd_compare)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     from gacc_hf.results.folder import read_folder
+    from gacc_hf.results.views import several_settings
+    from gacc_hf.scoring.compare import CompareError, setting
+
+    if len(args.runs) > 2:
+        return _survival_only(args)
+    args.run_a, args.run_b = (*args.runs, None)[:2]
+    run_a = read_folder(args.run_a)
+    run_b = read_folder(args.run_b) if args.run_b else run_a
+    several = several_settings(run_a.config) or several_settings(run_b.config)
+    if several and args.run_b is not None and not _shared_settings(run_a.config, run_b.config):
+        return _survival_only(args)  # each setting of each run, none in both: the survival section
+    settings_differ = args.run_b is not None and not several and setting(run_a.config) != setting(run_b.config)
+    if not settings_differ:
+        if args.output or args.json:
+            raise CompareError("--output and --json write the survival section: it needs two or more runs under "
+                               "different readers or judges")  # fmt: skip
+        return _by_setting(args, run_a, run_b)
+    try:
+        section = _survival(args, {args.run_a: run_a, args.run_b: run_b})
+    except CompareError as exc:
+        if args.allow_different_data and not (args.output or args.json):
+            _paired(args, run_a, run_b)
+            return 0
+        raise CompareError(f"{_refusal(run_a.config, run_b.config, args)}; no survival section either: {exc}") from None
+    if args.allow_different_data:
+        _paired(args, run_a, run_b)
+        print()
+    else:
+        print("(the paired table of one side against the other needs one reader and one judge: "
+              "--allow-different-data prints it anyway)\n")  # fmt: skip
+    print(section, end="")
+    return 0
+
+
+def _shared_settings(config_a: dict, config_b: dict) -> list:
+    """The (reader, judge) settings two runs both have, by name."""
+    from gacc_hf.scoring.settings import config_settings
+
+    return [s for s in config_settings(config_a) if s in config_settings(config_b)]
+
+
+def _by_setting(args: argparse.Namespace, run_a: Any, run_b: Any) -> int:
+    """Two runs (or two compressors of one run) compared on each (reader, judge) setting both have, each
+    setting on its own; runs of one setting each are compared as they are."""
     from gacc_hf.results.views import matched_views
     from gacc_hf.scoring.settings import setting_label
 
-    run_a = read_folder(args.run_a)
-    run_b = read_folder(args.run_b) if args.run_b else run_a
     if args.run_b is None and (args.a is None or args.b is None):
         raise ValueError("comparing two compressors of one run needs both --a and --b")
     pairs, unmatched = matched_views(run_a, run_b)
-    for setting, view_a, view_b in pairs:  # each (reader, judge) setting both runs have, compared on its own
-        if setting is not None:
-            print(f"== {setting_label(setting)} ==")
-        _compare(args, view_a, view_b)
+    for one, view_a, view_b in pairs:
+        if one is not None:
+            print(f"== {setting_label(one)} ==")
+        _paired(args, view_a, view_b)
     if unmatched:
         print(f"skipped {len(unmatched)} setting(s) not in both runs: {'; '.join(map(setting_label, unmatched))}")
     return 0
 
 
-def _compare(args: argparse.Namespace, run_a: Any, run_b: Any) -> None:
-    """The comparison of two runs of one (reader, judge) setting (or two compressors of one run)."""
+def _refusal(config_a: dict, config_b: dict, args: argparse.Namespace) -> str:
+    from gacc_hf.scoring.compare import setup_differences
+
+    differ, _ = setup_differences(config_a, config_b, (args.run_a, args.run_b))
+    return "the runs are not comparable: " + "; ".join(differ) + " (pass --allow-different-data to compare anyway)"
+
+
+def _survival_only(args: argparse.Namespace) -> int:
+    from gacc_hf.results.folder import read_folder
+    from gacc_hf.scoring.compare import CompareError
+
+    if args.a or args.b or args.allow_different_data:
+        raise CompareError("--a, --b and --allow-different-data are for two runs of a shared setting; three or more, "
+                           "or two of no setting in common, give the survival section of the compressors they all "
+                           "hold")  # fmt: skip
+    twice = [path for i, path in enumerate(args.runs) if path in args.runs[:i]]
+    if twice:
+        raise CompareError(f"{twice[0]} is given twice: give each run once")
+    args.run_a = args.runs[0]
+    print(_survival(args, _settings_of({path: read_folder(path) for path in args.runs})), end="")
+    return 0
+
+
+def _settings_of(runs: dict) -> dict:
+    """Folders (path → results) as settings (label → results): a run of several (reader, judge) settings gives
+    each its own view, labelled `PATH [reader X, judge Y]`."""
+    from gacc_hf.results.views import setting_views, several_settings
+    from gacc_hf.scoring.settings import setting_label
+
+    out = {}
+    for path, run in runs.items():
+        if not several_settings(run.config):
+            out[path] = run
+            continue
+        out.update({f"{path} [{setting_label(one)}]": view for one, view in setting_views(run)})
+    return out
+
+
+def _survival(args: argparse.Namespace, runs: dict) -> str:
+    """The survival section of runs (folder → results) on the same data, each under its own (reader, judge):
+    printed by the caller, written to --output and --json here."""
+    from pathlib import Path
+
+    from gacc_hf.scoring.compare import check_settings, setting
+    from gacc_hf.scoring.survival import SurvivalError, format_survival, survival
+    from gacc_hf.strict_json import dumps
+
+    for line in check_settings({path: run.config for path, run in runs.items()}):
+        print(f"WARNING: {line}: cannot check that every run is on the same data", file=sys.stderr)
+    n_boot, seed = _resampling(args, next(iter(runs.values())).config)
+    try:
+        sections = survival({path: run.answers for path, run in runs.items()}, n_boot, seed)
+    except SurvivalError as exc:
+        from gacc_hf.scoring.compare import CompareError
+
+        raise CompareError(str(exc)) from None
+    about = {path: setting(run.config) for path, run in runs.items()}
+    text = format_survival(sections, about)
+    agreement, said = _agreement(runs, n_boot, seed)
+    text += f"\n{said}"
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    if args.json:
+        document = {"settings": about, "n_bootstrap": n_boot, "seed": seed, "survival": sections}
+        document["agreement"] = agreement
+        Path(args.json).write_text(dumps(document, args.json, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return text
+
+
+def _agreement(runs: dict, n_boot: int, seed: int) -> tuple[dict | None, str]:
+    """Judge agreement of runs whose answers are the same reader's judged again (None and why not, otherwise)."""
+    from gacc_hf.scoring.agreement import format_agreement, judge_agreement, verdict_table
+
+    readers = {json.dumps(run.config.get("reader"), sort_keys=True) for run in runs.values()}
+    if len(readers) > 1:
+        return None, "(no judge agreement: the runs have different readers, so their answers differ)\n"
+    try:
+        table, left_out = verdict_table({path: run.answers for path, run in runs.items()})
+    except ValueError as exc:
+        return None, f"(no judge agreement: {exc})\n"
+    if not table["goal_ids"]:
+        return None, "(no judge agreement: every answer failed in one run or another)\n"
+    measured = judge_agreement(table["goal_ids"], table["verdicts"], table["languages"], n_boot, seed)
+    return {**measured, "n_left_out": left_out}, format_agreement(measured, left_out)
+
+
+def _paired(args: argparse.Namespace, run_a: Any, run_b: Any) -> None:
+    """Today's comparison of side A against side B: the paired table, by language, outcome moves and AUC."""
     from gacc_hf.scoring.by_language import format_by_language, paired_by_language
     from gacc_hf.scoring.compare import (
         CompareError,

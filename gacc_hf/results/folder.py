@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from gacc_hf.protocol import is_ceiling
+from gacc_hf.results.agreement_plot import AGREEMENT_PNG, plot_agreement
 from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
 from gacc_hf.results.by_language import is_language_png, plot_languages
 from gacc_hf.results.layout import (
@@ -47,6 +48,7 @@ from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
 from gacc_hf.results.views import setting_views, settings_line, several_settings
 from gacc_hf.scoring.by_language import language_mismatch
+from gacc_hf.scoring.judging import format_judging
 from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.reading import KEYS, reading_figures, setting_gaps, setting_scores
 from gacc_hf.scoring.settings import SETTING, Setting, config_settings, setting_label
@@ -189,7 +191,7 @@ def _from_schema_1(path: Path, payload: dict[str, Any]) -> RunResults:
 
 
 # what `rebuild` regenerates (and the per-language plots, scores_<language>.png); every other file is kept as it is
-DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG, OUTCOMES_PNG)
+DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG, OUTCOMES_PNG, AGREEMENT_PNG)
 
 
 def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
@@ -249,9 +251,10 @@ def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
     if run.payload.get("outcomes"):
         paths.append(plot_outcomes(run.payload["outcomes"], out / OUTCOMES_PNG))
     paths += plot_languages(run.payload.get("scores_by_language") or [], out)
+    judging, plotted = judging_outputs(run, out)
     report = out / REPORT_FILE
-    write_atomic(report, render_report(run, [p.name for p in paths]).encode("utf-8"))
-    return [report, write_page(run, out, paths), *paths]
+    write_atomic(report, (render_report(run, [p.name for p in paths]) + judging).encode("utf-8"))
+    return [report, write_page(run, out, paths), *paths, *plotted]
 
 
 def setting_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
@@ -279,9 +282,21 @@ def setting_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
         head, _, rest = text.partition("\n")
         sections.append(f"{head}: {label}\n{rest}")
         paths += mine
+    judging, plotted = judging_outputs(run, out)
     report = out / REPORT_FILE
-    write_atomic(report, "\n".join(sections).encode("utf-8"))
-    return [report, write_page(run, out, paths), *paths]
+    write_atomic(report, ("\n".join(sections) + judging).encode("utf-8"))
+    return [report, write_page(run, out, paths), *paths, *plotted]
+
+
+def judging_outputs(run: RunResults, out: Path) -> tuple[str, list[Path]]:
+    """The judging sections of the report (agreement, survival, labels: `gacc_hf.scoring.judging`), after
+    the rest, and the agreement plot; nothing for a run without them."""
+    text = format_judging(run.payload)
+    if not text:
+        return "", []
+    plotted = [plot_agreement(run.payload["agreement"], out / AGREEMENT_PNG)] if run.payload.get("agreement") else []
+    shown = "".join(f"\n![{p.stem}]({p.name})\n" for p in plotted)
+    return f"\n{text}{shown}", plotted
 
 
 def setting_suffix(setting: Setting) -> str:

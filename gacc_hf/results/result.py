@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from gacc_hf.results.layout import SCHEMA_VERSION
+from gacc_hf.scoring.judging import judging_figures
 from gacc_hf.scoring.reading import reading_figures, setting_gaps
 from gacc_hf.scoring.settings import settings_of
 
@@ -78,6 +79,7 @@ class BenchmarkResult:
     scores_by_language: list[dict[str, Any]] = field(default_factory=list)  # the score rows of each language
     usage: dict[str, Any] = field(default_factory=dict)  # tokens per role, method and cell (`gacc_hf.cost`)
     prices: dict[str, Any] | None = None  # the prices of the run's methods, when a prices file was given
+    labels: dict[str, Any] | None = None  # judges against a person's labels (`gacc_hf.run.rescore`), None: none
     # the rows of an in-memory dataset the run measured (schema layout), which `save` writes beside config.yaml
     dataset: Any = field(default=None, repr=False, compare=False)
 
@@ -114,6 +116,8 @@ class BenchmarkResult:
             "scores_by_language": self.scores_by_language,
             "gaps": setting_gaps(self.answers, n_boot, seed),
             **reading_figures(self.answers, n_boot, seed),
+            **judging_figures(self.answers, n_boot, seed),
+            **({} if self.labels is None else {"labels": self.labels}),
             "errors": self.errors,
         }
 

@@ -70,6 +70,32 @@ def setup_differences(
     return differ, unknown
 
 
+def setting(config: Mapping[str, Any]) -> str:
+    """The (reader, judge) a run's answers were read and judged under, as said in a survival section."""
+    return f"reader {_method_id(config, 'reader')}, judge {_method_id(config, 'judge')}"
+
+
+def check_settings(configs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Check that folders (label → config) can be the settings of one survival section: the same data (refused
+    otherwise, in one line) and each (reader, judge) once. Returns what cannot be checked (no fingerprint)."""
+    labels = list(configs)
+    first = labels[0]
+    unknown: list[str] = []
+    for label in labels[1:]:
+        differ, missing = setup_differences(configs[first], configs[label], (first, label))
+        unknown += [m for m in missing if m not in unknown]
+        data = [d for d in differ if d.startswith("data:")]
+        if data:
+            raise CompareError(f"the runs are not on the same data: {data[0]}")
+    seen: dict[str, str] = {}
+    for label in labels:
+        key = setting(configs[label])
+        if key in seen:
+            raise CompareError(f"{seen[key]} and {label} are the same setting ({key}): give each setting once")
+        seen[key] = label
+    return unknown
+
+
 def select(answers: Sequence[Mapping[str, Any]], compressor: str | None, label: str) -> list[Mapping[str, Any]]:
     """The rows of one compressor; `None` picks the only method (ceilings aside)."""
     names = compressors(answers)
