@@ -1,6 +1,7 @@
 "use strict";
 // The goal browser of report.html: search, filters, counts, sortable answer tables, one goal drawn at a time, and
-// the view kept in the URL fragment. Every text from the data is set with textContent (never parsed as HTML);
+// the view kept in the URL fragment; each judge's verdict beside an answer (a run of several judges) and a
+// person's labels on it (page_labels.js). Every text from the data is set with textContent (never parsed as HTML);
 // offsets in the data are UTF-16 code units, as JS strings index.
 (function () {
   const data = JSON.parse(document.getElementById("page-data").textContent);
@@ -321,7 +322,8 @@
     judges.forEach((judge) => {
       if (!(judge in row.judged)) return;
       const v = row.judged[judge];
-      const span = el("span", judge + " " + (v === null ? "—" : v ? "✓" : "✗"), v === null ? "" : v ? "o-right" : "o-lost");
+      const mark = v === null ? "—" : v ? "✓" : "✗";
+      const span = el("span", judge + " " + mark, v === null ? "" : v ? "o-right" : "o-lost");
       span.dataset.judge = judge;
       span.dataset.verdict = v === null ? "" : v ? "right" : "wrong";
       td.appendChild(span);
@@ -351,14 +353,21 @@
     note.type = "text";
     note.placeholder = "note";
     note.disabled = true;
-    note.addEventListener("change", () => pageLabels.key(qid, row[2]).then((k) => (labels.note(k, note.value), repaint(k))));
+    note.addEventListener("change", () =>
+      pageLabels.key(qid, row[2]).then((k) => {
+        labels.note(k, note.value);
+        repaint(k);
+      })
+    );
     td.append(...buttons, note);
     if (pageLabels.available) painted.push([tr, pageLabels.key(qid, row[2])]);
     return td;
   }
   function showLabel(tr) {
     const mark = labels.get(tr.dataset.key);
-    tr.querySelectorAll("td.label button").forEach((b) => b.setAttribute("aria-pressed", String(Boolean(mark && mark[1] === b.dataset.label))));
+    tr.querySelectorAll("td.label button").forEach((b) => {
+      b.setAttribute("aria-pressed", String(Boolean(mark && mark[1] === b.dataset.label)));
+    });
     const note = tr.querySelector("td.label input");
     note.disabled = !mark;
     if (note !== document.activeElement) note.value = mark ? mark[2] : "";
