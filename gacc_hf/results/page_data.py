@@ -4,6 +4,8 @@ A results folder holds no source as such; the memory of a `full` row is the sour
 so the page shows a source where the run has the `full` condition and the memories alone elsewhere. What a memory
 copies verbatim is stored as spans of its source, not as text, which keeps the page small at the release's size
 (docs/performance.md); what it holds that is not in the source is stored as text, to be shown beside it.
+A run of several (reader, judge) settings names each answer's setting (`settings`, `roles`), so the page lines up
+the judges' verdicts on one answer; `run` names the run, the key a person's labels are kept under in the browser.
 
 Rows of an older folder read without a column (`language`, `evidence`, `outcome`, `ceiling`) get what the
 harness would give them: no language, an outcome derived from verdict and evidence flag, a ceiling by condition.

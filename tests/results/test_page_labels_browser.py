@@ -16,7 +16,8 @@ from gacc_hf import run_benchmark
 from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.keys import answer_key
 from gacc_hf.methods import ContainsJudge, ExactJudge
-from gacc_hf.results.folder import write_results
+from gacc_hf.results.folder import read_folder, write_results
+from gacc_hf.results.page_data import run_key
 from gacc_hf.scoring.labels import read_labels
 from tests.helpers.data import flat_rows, write_jsonl
 from tests.helpers.pages import CHROMIUM, PLANTED_ANSWER, chromium, open_page
@@ -239,6 +240,15 @@ def test_labels_follow_a_chinese_answer_and_stay_with_their_run(browser, crossed
     page.wait_for_selector("body[data-ready='1']")
     assert page.get_attribute("#label-count", "data-count") == "0"
     page.goto((crossed / "report.html").as_uri())
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.get_attribute("#label-count", "data-count") == "1"
+    # the page files them under the run's key; entries it did not write there are left out
+    name = "gacc-labels:" + run_key(read_folder(crossed).config)
+    stored = page.evaluate("n => JSON.parse(localStorage.getItem(n))", name)
+    assert list(stored) == [key]
+    stored.update({"not-a-key": ["q3", "right", ""], "0123456789abcdef": ["q3", "maybe", ""]})
+    page.evaluate("([n, s]) => localStorage.setItem(n, JSON.stringify(s))", [name, stored])
+    page.reload()
     page.wait_for_selector("body[data-ready='1']")
     assert page.get_attribute("#label-count", "data-count") == "1"
     assert errors == []

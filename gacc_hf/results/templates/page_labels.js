@@ -27,7 +27,14 @@ const pageLabels = (function () {
     let kept = true; // whether the browser keeps them (storage may be off: then they last as long as the page)
     try {
       const stored = JSON.parse(localStorage.getItem(name) || "{}");
-      if (stored && typeof stored === "object" && !Array.isArray(stored)) marks = stored;
+      // only entries of the shape this page writes (an edited or older store is left out, not trusted)
+      const fine = (k, v) =>
+        /^[0-9a-f]{16}$/.test(k) && Array.isArray(v) && typeof v[0] === "string" && ["right", "wrong"].includes(v[1]);
+      if (stored && typeof stored === "object" && !Array.isArray(stored)) {
+        Object.entries(stored).forEach(([k, v]) => {
+          if (fine(k, v)) marks[k] = [v[0], v[1], String(v[2] || "")];
+        });
+      }
     } catch (e) {
       kept = false;
     }
