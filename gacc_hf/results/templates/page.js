@@ -95,7 +95,8 @@
     seen.outcome = outcomes.concat(seen.outcome.includes(NONE) ? [NONE] : []);
     FILTERS.forEach((name) => {
       const select = $("f-" + name);
-      const names = { [NONE]: name === "outcome" ? "no verdict" : "not recorded", ...JUDGED };
+      const none = { [NONE]: name === "outcome" ? "no verdict" : "not recorded" };
+      const names = name === "judges" ? JUDGED : none;
       select.replaceChildren(option("", "all"), ...unique(seen[name]).map((v) => option(v, names[v] || v)));
       select.addEventListener("change", byUser(update));
     });
@@ -374,7 +375,9 @@
     tr.dataset.label = mark ? mark[1] : "";
   }
   function repaint(k) {
-    document.querySelectorAll("#goal-view tr[data-key]").forEach((tr) => (tr.dataset.key === k ? showLabel(tr) : null));
+    document.querySelectorAll("#goal-view tr[data-key]").forEach((tr) => {
+      if (tr.dataset.key === k) showLabel(tr);
+    });
     countLabels();
   }
   function paintLabels(painted) {
