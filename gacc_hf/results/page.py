@@ -24,8 +24,8 @@ from gacc_hf.scoring.settings import setting_label
 from gacc_hf.templates import render, template_text
 
 PAGE_FILE = "report.html"
-# the page's script, one file a job, inlined in this order: search, the URL fragment, the goal browser using both
-PAGE_SCRIPTS = ("page_search.js", "page_link.js", "page.js")
+# the page's script, one file a job, inlined in this order: search, the URL fragment, labels, the goal browser
+PAGE_SCRIPTS = ("page_search.js", "page_link.js", "page_labels.js", "page.js")
 
 _METRICS = (
     ("micro", "Micro"),
@@ -115,6 +115,7 @@ def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
     """The page's HTML; `plots` are PNG files inlined as data URIs."""
     cfg = run.config
     names = ", ".join(c["name"] for c in cfg["compressors"])
+    shown = page_data(run)
     return render(
         __file__,
         "page.html.j2",
@@ -122,10 +123,11 @@ def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
         setup=f"{settings_line(cfg)}; "
         f"ratios {', '.join(f'{r:g}' for r in cfg['ratios'])}; conditions {', '.join(cfg['conditions'])}",
         settings=several_settings(cfg),
+        judges=len({judge for _, judge in shown.get("roles", [])}) > 1,
         clean=not any(run.payload["integrity"].values()),
         tables=summary_tables(run),
         plots=[(p.stem, "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode("ascii")) for p in plots],
-        data=script_json(page_data(run)),
+        data=script_json(shown),
         script="\n".join(template_text(__file__, name) for name in PAGE_SCRIPTS),
     )
 

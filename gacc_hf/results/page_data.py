@@ -4,6 +4,8 @@ A results folder holds no source as such; the memory of a `full` row is the sour
 so the page shows a source where the run has the `full` condition and the memories alone elsewhere. What a memory
 copies verbatim is stored as spans of its source, not as text, which keeps the page small at the release's size
 (docs/performance.md); what it holds that is not in the source is stored as text, to be shown beside it.
+A run of several (reader, judge) settings names each answer's setting (`settings`, `roles`), so the page lines up
+the judges' verdicts on one answer; `run` names the run, the key a person's labels are kept under in the browser.
 
 Rows of an older folder read without a column (`language`, `evidence`, `outcome`, `ceiling`) get what the
 harness would give them: no language, an outcome derived from verdict and evidence flag, a ceiling by condition.
@@ -12,7 +14,9 @@ harness would give them: no language, an outcome derived from verdict and eviden
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -63,13 +67,30 @@ def page_data(run: RunResults) -> dict[str, Any]:
     for goal in goals.values():
         del goal["index"]
     return {
-        **({"settings": [setting_label(s) for s in settings]} if several else {}),
+        "run": run_key(run.config),
+        **({"settings": [setting_label(s) for s in settings], "roles": [list(s) for s in settings]} if several else {}),
         "cells": [[*cell, cell in ceilings] for cell in cells],
         "outcomes": list(OUTCOMES),
         "kept": kept,
         "sources": {cid: sources[cid] for cid in dict.fromkeys(g["context"] for g in goals.values()) if cid in sources},
         "goals": [{"id": gid, **goal} for gid, goal in goals.items()],
     }
+
+
+# what makes a run the run it is (not when, where or how fast it ran): the page files a person's labels under it
+_RUN_FIELDS = ("data", "compressors", "reader", "judge", "ratios", "conditions", "seed", "limit", "goals")
+
+
+def run_key(config: Mapping[str, Any]) -> str:
+    """16 hex digits naming the run in the browser's storage, so that labels made on one run's page are not
+    offered for export on another's (every page opened from file:// shares one storage): sha256 of its data
+    (with the fingerprint), methods with their revisions, ratios, conditions, seed and the part of the data kept.
+
+    >>> run_key({"seed": 0}) == run_key({"seed": 0, "cache_dir": "/tmp"}) != run_key({"seed": 1})
+    True
+    """
+    kept = {name: config.get(name) for name in _RUN_FIELDS}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _new_goal(row: Mapping[str, Any], several: bool = False) -> dict[str, Any]:

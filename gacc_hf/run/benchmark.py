@@ -169,9 +169,8 @@ def run_benchmark(
     `ratios` may be one number. Everything is validated before any model call. `shard` picks the groups this
     process computes (`gacc_hf.run.distributed`); the plan sees every group: a shard's rows equal a whole run's.
     `data_spec`, `split`, `data_revision` (a Hub commit) record what the caller loaded; `goals` (ids), then `limit`
-    (N groups, or a fraction) keep part of the data: a partial run; `columns` maps schema names to the data's.
-    `log_to` (`trackio`, `tensorboard`, `wandb`, or several) logs the result under `log_dir`
-    (`gacc_hf.results.trackers`)."""
+    (N groups, or a fraction) keep part of the data: a partial run; `columns` maps schema names to the data's;
+    `log_to` (trackio, tensorboard, wandb: `gacc_hf.results.trackers`) logs the result under `log_dir`."""
     started = _now()
     _check_logging(log_to, log_dir, shard)
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}

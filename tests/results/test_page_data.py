@@ -115,3 +115,19 @@ def test_spans_count_utf16_units_past_the_basic_plane():
     assert js_spans("a😀b", [(2, 3)]) == [3, 4]
     assert js_spans("😀😀中", [(2, 3), (0, 1)]) == [4, 5, 0, 2]
     assert js_spans("数据 ab", [(3, 5)]) == [3, 5] and js_spans(None, [(0, 1)]) == [0, 1]
+
+
+def test_the_run_key_binds_what_makes_the_run_and_not_where_or_when_it_ran():
+    from gacc_hf.results.folder import read_folder
+    from gacc_hf.results.page_data import run_key
+    from tests.helpers.paths import ROOT
+
+    config = read_folder(ROOT / "docs" / "results" / "main").config
+    key = run_key(config)
+    assert len(key) == 16 and int(key, 16) >= 0
+    moved = {**config, "cache_dir": "/elsewhere", "started_at": "2030-01-01T00:00:00Z", "batch_size": 1}
+    assert run_key(moved) == key
+    other_data = {**config, "data": {**config["data"], "fingerprint": "sha256:" + "0" * 64}}
+    other_judge = {**config, "judge": {**config["judge"], "revision": "contains-v3"}}
+    for changed in (other_data, other_judge, {**config, "ratios": [0.5]}, {**config, "limit": 3}):
+        assert run_key(changed) != key

@@ -47,5 +47,7 @@ def test_a_rerun_on_the_old_cache_calls_only_what_changed(tmp_path):
     new = json.loads((tmp_path / "out" / "results.json").read_text())
     old = json.loads((FIXTURE / "results" / "results.json").read_text())
     assert new["calls"] == {"compressor": 12, "reader": 0, "judge": 69}
-    assert new["scores"] == old["scores"]
+    # schema 5 names each score row's reader and judge; the old folder's rows (one setting) name none
+    assert [{k: v for k, v in s.items() if k not in ("reader", "judge")} for s in new["scores"]] == old["scores"]
+    assert {(s["reader"], s["judge"]) for s in new["scores"]} == {("fields", "exact")}
     assert new["integrity"] == {"budget_violations": 0, "count_errors": 0, "exposures": 0}

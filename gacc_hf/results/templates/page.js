@@ -1,6 +1,7 @@
 "use strict";
 // The goal browser of report.html: search, filters, counts, sortable answer tables, one goal drawn at a time, and
-// the view kept in the URL fragment. Every text from the data is set with textContent (never parsed as HTML);
+// the view kept in the URL fragment; each judge's verdict beside an answer (a run of several judges) and a
+// person's labels on it (page_labels.js). Every text from the data is set with textContent (never parsed as HTML);
 // offsets in the data are UTF-16 code units, as JS strings index.
 (function () {
   const data = JSON.parse(document.getElementById("page-data").textContent);
@@ -9,14 +10,21 @@
   const NONE = "-"; // a row without a verdict (the reader or judge failed)
   const $ = (id) => document.getElementById(id);
   const settings = data.settings; // a run of several (reader, judge) settings: their labels
-  const FILTERS = ["compressor", "condition", "ratio", "language", "outcome"].concat(settings ? ["setting"] : []);
-  if (settings) data.goals.forEach((g) => g.answers.forEach((r, i) => (r.setting = g.settings[i])));
+  const roles = data.roles || []; // [reader, judge] of each setting
+  const judges = unique(roles.map((r) => r[1])); // several: each answer's verdicts side by side, and their filter
+  const FILTERS = ["compressor", "condition", "ratio", "language", "outcome"]
+    .concat(settings ? ["setting"] : [])
+    .concat(judges.length > 1 ? ["judges"] : []);
   const COLUMNS = ["memory", "answer", "verdict", "outcome"]; // of an answer table, each sortable
   const collator = new Intl.Collator();
   let found = null; // the search index, built at the first search
   let sort = { key: "", dir: "asc" };
   let pending = null; // the sides and answer of a link being opened, applied when its goal is drawn
   let named = ""; // the answer a link named: marked, and kept in the link, until the view is changed
+  if (settings) data.goals.forEach((g) => g.answers.forEach((r, i) => (r.setting = g.settings[i])));
+  if (judges.length > 1) data.goals.forEach(judgedTogether);
+  const labels = pageLabels.open(data.run);
+  let painting = 0; // the goal drawn last: a label paint of an earlier one is dropped
 
   function el(tag, text, cls) {
     const node = document.createElement(tag);
@@ -46,6 +54,21 @@
   function unique(values) {
     return Array.from(new Set(values));
   }
+  // the rows of one answer (a reader's, to one question, from one memory) judged by several judges share
+  // `judged` (judge -> verdict); `split`: their verdicts differ (one right, one wrong; a failed verdict is none)
+  function judgedTogether(goal) {
+    const answers = new Map();
+    goal.answers.forEach((r) => {
+      const at = r[0] + "|" + r[1] + "|" + roles[r.setting][0];
+      if (!answers.has(at)) answers.set(at, {});
+      r.judged = answers.get(at);
+      r.judged[roles[r.setting][1]] = r[3];
+    });
+    goal.answers.forEach((r) => {
+      const said = Object.values(r.judged);
+      r.split = said.includes(0) && said.includes(1);
+    });
+  }
   function pairs(flat) {
     const out = [];
     for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i], flat[i + 1]]);
@@ -59,6 +82,7 @@
 
   function fillFilters() {
     const seen = { compressor: [], condition: [], ratio: [], language: [], outcome: [], setting: settings || [] };
+    seen.judges = ["disagree", "agree"];
     cells.forEach((c) => {
       seen.compressor.push(c[0]);
       seen.condition.push(c[1]);
@@ -71,11 +95,13 @@
     seen.outcome = outcomes.concat(seen.outcome.includes(NONE) ? [NONE] : []);
     FILTERS.forEach((name) => {
       const select = $("f-" + name);
-      const labels = { [NONE]: name === "outcome" ? "no verdict" : "not recorded" };
-      select.replaceChildren(option("", "all"), ...unique(seen[name]).map((v) => option(v, labels[v] || v)));
+      const none = { [NONE]: name === "outcome" ? "no verdict" : "not recorded" };
+      const names = name === "judges" ? JUDGED : none;
+      select.replaceChildren(option("", "all"), ...unique(seen[name]).map((v) => option(v, names[v] || v)));
       select.addEventListener("change", byUser(update));
     });
   }
+  const JUDGED = { disagree: "judges disagree", agree: "judges agree" };
   function byUser(draw) {
     return () => {
       named = "";
@@ -91,7 +117,8 @@
       (!chosen.ratio || String(c[2]) === chosen.ratio) &&
       (!chosen.language || (goal.language || NONE) === chosen.language) &&
       (!chosen.outcome || outcomeName(row) === chosen.outcome) &&
-      (!chosen.setting || row.setting === undefined || settings[row.setting] === chosen.setting)
+      (!chosen.setting || row.setting === undefined || settings[row.setting] === chosen.setting) &&
+      (!chosen.judges || row.split === undefined || row.split === (chosen.judges === "disagree"))
     );
   }
 
@@ -122,6 +149,7 @@
     let visible = 0;
     let total = 0;
     const shown = [];
+    const split = new Set(); // the answers shown on which the judges disagree
     data.goals.forEach((goal, i) => {
       const hit = searched(goal, needle);
       let n = 0;
@@ -130,6 +158,7 @@
         if (matches(goal, row, chosen) && (!hit || hit(row, j))) {
           n += 1;
           counts[outcomeName(row)] = (counts[outcomeName(row)] || 0) + 1;
+          if (row.split) split.add(row.judged);
         }
       });
       visible += n;
@@ -146,6 +175,9 @@
       })
     );
     $("goal-count").textContent = shown.length + " goal(s)";
+    const disagree = $("disagree-count");
+    disagree.dataset.count = judges.length > 1 ? String(split.size) : "";
+    disagree.textContent = judges.length > 1 ? "judges disagree on " + split.size + " answer(s)" : "";
     const count = $("search-count");
     count.dataset.answers = needle ? String(visible) : "";
     count.dataset.goals = needle ? String(shown.length) : "";
@@ -275,15 +307,100 @@
       th.addEventListener("keydown", (e) => (e.key === "Enter" || e.key === " " ? (e.preventDefault(), flip()) : null));
       head.appendChild(th);
     });
+    if (judges.length > 1) head.appendChild(el("th", "judges"));
+    head.appendChild(el("th", "label"));
     head.appendChild(el("th", "link"));
     return head;
   }
 
   function answerKey(goal, row) {
-    return row[1] + "~" + (settings ? row.setting + "~" : "") + goal.questions[row[0]].id;
+    return row[1] + "~" + goal.questions[row[0]].id + (settings ? "~" + row.setting : "");
   }
 
-  function answerTable(goal, keep, needle, target) {
+  // each judge's verdict on the row's answer
+  function judgesCell(row) {
+    const td = el("td", null, "judges");
+    judges.forEach((judge) => {
+      if (!(judge in row.judged)) return;
+      const v = row.judged[judge];
+      const mark = v === null ? "—" : v ? "✓" : "✗";
+      const span = el("span", judge + " " + mark, v === null ? "" : v ? "o-right" : "o-lost");
+      span.dataset.judge = judge;
+      span.dataset.verdict = v === null ? "" : v ? "right" : "wrong";
+      td.appendChild(span);
+    });
+    return td;
+  }
+
+  // right / wrong buttons and a note; painted once the answer's key is known (`paintLabels`)
+  function labelCell(goal, row, tr, painted) {
+    const td = el("td", null, "label");
+    if (row.length > 5 || typeof row[2] !== "string") return td; // no answer to label (the reader failed)
+    const qid = goal.questions[row[0]].id;
+    const buttons = ["right", "wrong"].map((label) => {
+      const button = el("button", label);
+      button.type = "button";
+      button.dataset.label = label;
+      button.disabled = !pageLabels.available;
+      button.addEventListener("click", () =>
+        pageLabels.key(qid, row[2]).then((k) => {
+          labels.mark(k, qid, label);
+          repaint(k);
+        })
+      );
+      return button;
+    });
+    const note = el("input");
+    note.type = "text";
+    note.placeholder = "note";
+    note.disabled = true;
+    note.addEventListener("change", () =>
+      pageLabels.key(qid, row[2]).then((k) => {
+        labels.note(k, note.value);
+        repaint(k);
+      })
+    );
+    td.append(...buttons, note);
+    if (pageLabels.available) painted.push([tr, pageLabels.key(qid, row[2])]);
+    return td;
+  }
+  function showLabel(tr) {
+    const mark = labels.get(tr.dataset.key);
+    tr.querySelectorAll("td.label button").forEach((b) => {
+      b.setAttribute("aria-pressed", String(Boolean(mark && mark[1] === b.dataset.label)));
+    });
+    const note = tr.querySelector("td.label input");
+    note.disabled = !mark;
+    if (note !== document.activeElement) note.value = mark ? mark[2] : "";
+    tr.dataset.label = mark ? mark[1] : "";
+  }
+  function repaint(k) {
+    document.querySelectorAll("#goal-view tr[data-key]").forEach((tr) => {
+      if (tr.dataset.key === k) showLabel(tr);
+    });
+    countLabels();
+  }
+  function paintLabels(painted) {
+    const view = $("goal-view");
+    const drawn = ++painting;
+    view.dataset.labels = "";
+    Promise.all(painted.map(([tr, k]) => k.then((key) => (tr.dataset.key = key)))).then(() => {
+      if (drawn !== painting) return;
+      painted.forEach(([tr]) => showLabel(tr));
+      view.dataset.labels = "ready";
+    });
+  }
+  function countLabels() {
+    const n = labels.count();
+    const count = $("label-count");
+    count.dataset.count = String(n);
+    count.textContent = !pageLabels.available
+      ? "labelling needs the page opened from file://, https:// or localhost"
+      : n + " labelled" + (labels.kept() ? "" : " (not kept: this browser's storage is off)");
+    $("export-labels").disabled = !n;
+  }
+
+  function answerTable(goal, keep, needle, target, painted) {
     const wrap = el("div");
     const state = { ...linkState(), answer: "" };
     goal.questions.forEach((q, qi) => {
@@ -304,10 +421,14 @@
         if (key === target) tr.classList.add("target");
         const verdict = r[3] === null ? "—" : r[3] ? "✓ right" : "✗ wrong";
         const name = outcomeName(r);
-        tr.appendChild(el("td", cellName(r[1]) + (settings ? " · " + settings[r.setting] : ""), "text"));
+        const memory = cellName(r[1]) + (settings ? " · " + settings[r.setting] : "");
+        tr.appendChild(el("td", memory, "text"));
         tr.appendChild(marked("td", answerText(r), "text", needle));
         tr.appendChild(el("td", verdict, "text"));
         tr.appendChild(el("td", name === NONE ? "no verdict" : name, "o-" + name));
+        if (judges.length > 1) tr.appendChild(judgesCell(r));
+        if (r.split) tr.classList.add("split");
+        tr.appendChild(labelCell(goal, r, tr, painted));
         const link = el("a", "link");
         link.href = "#" + pageLink.text({ ...state, answer: key });
         const td = el("td");
@@ -348,6 +469,7 @@
       pending = null;
       named = "";
       view.replaceChildren(el("p", "No answer matches these filters."));
+      paintLabels([]);
       $("search-here").textContent = "";
       $("search-here").dataset.count = "";
       return writeLink();
@@ -371,7 +493,9 @@
     const panes = el("div", null, "panes");
     panes.append(left, beside);
     writeLink();
-    view.replaceChildren(head, panes, answerTable(goal, shownIn(goal, chosen, needle), needle, named));
+    const painted = [];
+    view.replaceChildren(head, panes, answerTable(goal, shownIn(goal, chosen, needle), needle, named, painted));
+    paintLabels(painted);
     const n = view.querySelectorAll("mark.hit").length;
     $("search-here").dataset.count = needle ? String(n) : "";
     $("search-here").textContent = needle ? n + " highlighted in this goal" : "";
@@ -389,6 +513,8 @@
   }
 
   fillFilters();
+  countLabels();
+  $("export-labels").addEventListener("click", () => pageLabels.download(labels.lines(), "labels.jsonl"));
   $("search").addEventListener("input", byUser(update));
   $("goal").addEventListener("change", byUser(drawGoal));
   $("side-a").addEventListener("change", byUser(drawGoal));

@@ -2,7 +2,8 @@
 // The state of report.html in its URL fragment (goal, filters, search, memories beside, sort, one answer), so a
 // link reopens the same view: read on load and on every fragment change, written (replaced) on every change.
 const pageLink = (function () {
-  const KEYS = ["goal", "compressor", "condition", "ratio", "language", "outcome", "setting", "q", "a", "b", "sort", "answer"];
+  const FILTERS = ["compressor", "condition", "ratio", "language", "outcome", "setting", "judges"];
+  const KEYS = ["goal", ...FILTERS, "q", "a", "b", "sort", "answer"];
   let written = null;
   function read() {
     const params = new URLSearchParams(location.hash.slice(1));
