@@ -236,6 +236,8 @@ def _compressor_seconds(run: RunResults) -> dict[str, float]:
     """Seconds inside each compressor per question it served (a question of a condition and ratio, counted once
     whatever the readers and judges of its rows), where the run recorded time per method."""
     recorded = ((run.payload.get("method_seconds") or {}).get("compressor")) or {}
+    if not recorded:
+        return {}
     served: dict[str, set] = defaultdict(set)
     for a in run.answers:
         served[a["compressor"]].add((a["question_id"], a["condition"], a["ratio"]))
