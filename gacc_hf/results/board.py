@@ -91,26 +91,38 @@ def page_plots(folder: Path) -> list[Path]:
 def with_page(stage: Path, seals: Path | None, path: Path, label: str) -> BoardRun:
     """The run verified (`verified`), its page written under `stage` where the bundle holds it: in the process
     that holds the run, so that only its cells travel back. With `seals` (a folder), a run whose exact files
-    passed before is taken from its seal (`gacc_hf.results.seal`), and one verified now without a warning is
-    sealed."""
-    page = stage / run_page_path(label)
-    page.parent.mkdir(parents=True, exist_ok=True)
-    name = seal_name(path, label) if seals is not None else None
-    sealed = read_seal(name, seals) if name and seals is not None else None
+    passed before is taken from its seal (`from_seal`), and one verified now without a warning is sealed."""
+    sealed = from_seal(stage, seals, path, label)
     if sealed is not None:
-        write_atomic(page, sealed.page)
-        return BoardRun(path, label, sealed.payload, sealed.cells)
+        return sealed
+    name = seal_name(path, label) if seals is not None else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = verify_folder(path)
     for w in caught:  # given again as they came, after the checks
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     content = run_page(run, path).encode("utf-8")
-    write_atomic(page, content)
+    _write_page(stage, label, content)
     board = board_run(path, label, run)
     if name and seals is not None and not caught and seal_name(path, label) == name:
         write_seal(name, seals, Sealed(board.payload, board.cells, content))
     return board
+
+
+def from_seal(stage: Path, seals: Path | None, path: Path, label: str) -> BoardRun | None:
+    """The run from its seal (`gacc_hf.results.seal`), its page written under `stage`; None where it has none."""
+    name = seal_name(path, label) if seals is not None else None
+    sealed = read_seal(name, seals) if name and seals is not None else None
+    if sealed is None:
+        return None
+    _write_page(stage, label, sealed.page)
+    return BoardRun(path, label, sealed.payload, sealed.cells)
+
+
+def _write_page(stage: Path, label: str, content: bytes) -> None:
+    page = stage / run_page_path(label)
+    page.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(page, content)
 
 
 def collect(
@@ -120,8 +132,11 @@ def collect(
     jobs: int = 1,
     seals: Path | None = None,
 ) -> tuple[list[BoardRun], list[str]]:
-    """`load_runs` with each run's page written under `stage` (`with_page`)."""
-    return load_runs(paths, allow_mixed_data, jobs, functools.partial(with_page, stage, seals))
+    """`load_runs` with each run's page written under `stage` (`with_page`); the runs with a seal are taken here,
+    before any process starts for the others."""
+    prepare = functools.partial(with_page, stage, seals)
+    ready = functools.partial(from_seal, stage, seals) if seals is not None else None
+    return load_runs(paths, allow_mixed_data, jobs, prepare, ready)
 
 
 def write_board(

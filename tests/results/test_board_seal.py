@@ -55,8 +55,17 @@ def test_a_board_built_again_takes_its_runs_from_seals_and_gives_the_same_bytes(
     again = write_board(runs, tmp_path / "again", seals=seals)[0].parent
     assert checks == [*runs, *runs]  # nothing verified again
     assert _bundle(plain) == _bundle(first) == _bundle(again)
-    on_two = write_board(runs, tmp_path / "two", jobs=2, seals=seals)[0].parent  # seals read by the processes too
-    assert _bundle(on_two) == _bundle(plain)
+    on_two = write_board(runs, tmp_path / "two", jobs=2, seals=seals)[0].parent  # taken here: no process started
+    assert checks == [*runs, *runs] and _bundle(on_two) == _bundle(plain)
+
+
+def test_runs_with_a_seal_are_taken_here_and_the_others_verified_in_their_order(runs, tmp_path, checks):
+    seals = tmp_path / "seals"
+    write_board(runs[1:], tmp_path / "first", seals=seals)  # b sealed, a not
+    checks.clear()
+    mixed = write_board(runs, tmp_path / "mixed", jobs=2, seals=seals)[0].parent
+    assert checks == runs[:1]  # a alone verified (here: one run left needs no process)
+    assert _bundle(mixed) == _bundle(write_board(runs, tmp_path / "plain")[0].parent)
 
 
 def _edit_score(folder: Path) -> None:
