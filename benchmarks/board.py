@@ -55,7 +55,8 @@ def rows(n_questions: int, n_compressors: int, seed: int = 0) -> tuple[list[dict
             n = min(4, n_questions - 4 * g)
             budget = int(r * 2000)
             kept = budget - rng.randrange(0, 20) if budget else 0
-            memories.append({**base, "budget": budget, "reencoded_tokens": kept, "n_questions": n})
+            ledger = {"budget": budget, "retained_tokens": kept, "reencoded_tokens": kept, "truncated": False}
+            memories.append({**base, **ledger, "n_questions": n})
             memories[-1] |= {"memory": "kept words", "memory_sha256": f"{g}-{c}-{k}-{r}"}
             for q in range(n):
                 correct, evidence = rng.random() < r * 0.9 + 0.05, rng.random() < r + 0.1
@@ -69,10 +70,12 @@ def rows(n_questions: int, n_compressors: int, seed: int = 0) -> tuple[list[dict
         "conditions": [*CONDITIONS, "full", "closed"],
         "seed": 0,
         "n_bootstrap": 1000,
+        "n_groups": (n_questions + 3) // 4,
+        "n_questions": n_questions,
         "data": {
             "spec": "release",
             "fingerprint": "sha256:" + "ab" * 32,
-            "languages": {"en": {"n_questions": n_questions, "detected": True}},
+            "languages": {"en": {"n_groups": (n_questions + 3) // 4, "n_questions": n_questions, "detected": True}},
         },
         "protocol_version": "gacc-1",
     }
