@@ -101,11 +101,12 @@ def read_seal(name: str, where: Path) -> Sealed | None:
     return Sealed(doc["payload"], doc["cells"], page)
 
 
-def write_seal(name: str, where: Path, sealed: Sealed) -> None:
-    """Keep a seal (page first, then the document that names its sha256: a seal cut short is never read)."""
+def write_seal(name: str, where: Path, sealed: Sealed) -> bool:
+    """Keep a seal (page first, then the document that names its sha256: a seal cut short is never read).
+
+    Returns whether it was kept: a cache folder that cannot be written leaves the run unsealed, never the board
+    unbuilt."""
     doc_path, page_path = _paths(name, where)
-    page_path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(page_path, zlib.compress(sealed.page, 1))
     doc = {
         "seal": SEAL_VERSION,
         "name": name,
@@ -113,4 +114,10 @@ def write_seal(name: str, where: Path, sealed: Sealed) -> None:
         "payload": sealed.payload,
         "cells": sealed.cells,
     }
-    write_atomic(doc_path, strict_json.dumps(doc, str(doc_path), separators=(",", ":")).encode("utf-8"))
+    try:
+        page_path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(page_path, zlib.compress(sealed.page, 1))
+        write_atomic(doc_path, strict_json.dumps(doc, str(doc_path), separators=(",", ":")).encode("utf-8"))
+    except OSError:
+        return False
+    return True

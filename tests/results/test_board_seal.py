@@ -172,3 +172,11 @@ def test_gacc_board_keeps_seals_in_the_cache_folder_unless_told_not_to(runs, tmp
     assert code == 0 and not (tmp_path / "cache").exists()
     code, _, _ = outcome(["board", str(runs[0]), "--output-dir", str(tmp_path / "b")], capsys)
     assert code == 0 and len(list((tmp_path / "cache" / "verified").rglob("*.json"))) == 1
+
+
+def test_a_cache_folder_that_cannot_be_written_leaves_the_board_as_without_seals(runs, tmp_path, checks):
+    seals = tmp_path / "seals"
+    seals.write_text("a file where the seals' folder would be\n")
+    sealed = write_board(runs, tmp_path / "sealed", seals=seals)[0].parent
+    assert checks == runs and _bundle(sealed) == _bundle(write_board(runs, tmp_path / "plain")[0].parent)
+    assert not seal.write_seal("0" * 64, seals, seal.Sealed({}, [], b"page"))
