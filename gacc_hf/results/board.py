@@ -3,8 +3,10 @@
 The bundle is a folder: `index.html` (the board: inline CSS, script and data, strict CSP, nothing fetched, so it
 works from file:// and as a static Space) and `runs/<name>/report.html` for each run, rendered again from the
 verified run as `gacc view` and a publish do (never a file read back from the folder, which could have been
-edited). The board's table, filters and plots are drawn by `templates/board.js` from the rows of
-`gacc_hf.results.board_data`, every text set as `textContent`. No timestamp: the same runs give the same bytes.
+edited), or taken from the seal that rendering left when the run's exact files and this exact gacc-hf were
+checked before (`gacc_hf.results.seal`). The board's table, filters and plots are drawn by `templates/board.js`
+from the rows of `gacc_hf.results.board_data`, every text set as `textContent`. No timestamp: the same runs give
+the same bytes.
 """
 
 from __future__ import annotations
