@@ -54,5 +54,8 @@ def dumps(value: Any, where: str, **options: Any) -> str:
     ...
     gacc_hf.strict_json.NonFiniteError: plan: cost is inf, not a finite number (JSON holds finite numbers only)
     """
-    check_finite(value, where)
-    return json.dumps(value, allow_nan=False, **options)
+    try:  # one pass in C; the walk that names the key only when it refuses
+        return json.dumps(value, allow_nan=False, **options)
+    except (ValueError, RecursionError):  # the walk has no recursion: it names a NaN however deep
+        check_finite(value, where)
+        raise

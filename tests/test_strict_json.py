@@ -38,3 +38,11 @@ def test_deep_nesting_is_walked_without_recursion():
     for _ in range(100_000):
         value = [value]
     assert non_finite(value)[0] == "[0]" * 100_000 + "[0]"
+
+
+def test_a_non_finite_number_deeper_than_json_can_write_is_still_named():
+    value: list = [float("inf")]
+    for _ in range(5_000):
+        value = [value]
+    with pytest.raises(NonFiniteError, match=r"^f\.json: (\[0\]){5001} is inf, not a finite"):
+        dumps(value, "f.json")

@@ -25,15 +25,23 @@ def add_board_parser(sub: argparse._SubParsersAction) -> None:
         help="runs read and verified at once, each in a process of its own holding one run (default 1: starting a "
         "process costs seconds, worth it for runs of the release's size)",
     )
+    p.add_argument(
+        "--no-seals",
+        action="store_true",
+        help="verify every run afresh, reading and writing no seal (a seal, in the gacc-hf cache folder, records that "
+        "a run's exact files and this exact gacc-hf passed every check)",
+    )
     p.set_defaults(func=cmd_board)
 
 
 def cmd_board(args: argparse.Namespace) -> int:
     from gacc_hf.results.board import write_board
+    from gacc_hf.results.seal import seals_dir
 
     if args.jobs < 1:
         raise ValueError(f"--jobs {args.jobs}: runs verified at once must be 1 or more")
-    path, notes = write_board(args.runs, args.output_dir, args.allow_mixed_data, args.jobs)
+    seals = None if args.no_seals else seals_dir()
+    path, notes = write_board(args.runs, args.output_dir, args.allow_mixed_data, args.jobs, seals)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     print(path)

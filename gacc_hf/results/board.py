@@ -3,8 +3,10 @@
 The bundle is a folder: `index.html` (the board: inline CSS, script and data, strict CSP, nothing fetched, so it
 works from file:// and as a static Space) and `runs/<name>/report.html` for each run, rendered again from the
 verified run as `gacc view` and a publish do (never a file read back from the folder, which could have been
-edited). The board's table, filters and plots are drawn by `templates/board.js` from the rows of
-`gacc_hf.results.board_data`, every text set as `textContent`. No timestamp: the same runs give the same bytes.
+edited), or taken from the seal that rendering left when the run's exact files and this exact gacc-hf were
+checked before (`gacc_hf.results.seal`). The board's table, filters and plots are drawn by `templates/board.js`
+from the rows of `gacc_hf.results.board_data`, every text set as `textContent`. No timestamp: the same runs give
+the same bytes.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 import json
 import os
 import shutil
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +29,7 @@ from gacc_hf.results.layout import ResultsError, RunResults
 from gacc_hf.results.outcome_plot import OUTCOMES_PNG
 from gacc_hf.results.page import render_page, script_json
 from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG
+from gacc_hf.results.seal import Sealed, read_seal, seal_name, write_seal
 from gacc_hf.results.views import settings_line, several_settings
 from gacc_hf.scoring.settings import config_settings
 from gacc_hf.templates import render, template_text
@@ -78,44 +82,89 @@ def run_setup(run: BoardRun) -> str:
 
 def run_page(run: RunResults, folder: Path) -> str:
     """The run's results page as `gacc report` writes it, from the verified run and the plots its folder has."""
-    if several_settings(run.config):  # per setting, in the order `setting_outputs` writes them
+    return render_page(run, page_plots(run, folder))
+
+
+def page_plots(run: RunResults, folder: Path) -> list[Path]:
+    """The plots of a run's folder that its page inlines, in the page's order (per setting in a run of several,
+    in the order `setting_outputs` writes them)."""
+    if several_settings(run.config):
         stems = [Path(n).stem for n in (SCORES_PNG, GAPS_PNG, OUTCOMES_PNG)]
         names = [f"{stem}.{setting_suffix(s)}.png" for s in config_settings(run.config) for stem in stems]
     else:
         names = [SCORES_PNG, GAPS_PNG, OUTCOMES_PNG]
         names += sorted(p.name for p in folder.iterdir() if is_language_png(p.name))
-    return render_page(run, [folder / n for n in names if (folder / n).is_file()])
+    return [folder / n for n in names if (folder / n).is_file()]
 
 
-def with_page(stage: Path, path: Path, label: str) -> BoardRun:
+def with_page(stage: Path, seals: Path | None, path: Path, label: str) -> BoardRun:
     """The run verified (`verified`), its page written under `stage` where the bundle holds it: in the process
-    that holds the run, so that only its cells travel back."""
-    run = verify_folder(path)
+    that holds the run, so that only its cells travel back. With `seals` (a folder), a run whose exact files
+    passed before is taken from its seal (`from_seal`), and one verified now without a warning is sealed."""
+    sealed = from_seal(stage, seals, path, label)
+    if sealed is not None:
+        return sealed
+    name = seal_name(path, label) if seals is not None else None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = verify_folder(path)
+    for w in caught:  # given again as they came, after the checks
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    content = run_page(run, path).encode("utf-8")
+    _write_page(stage, label, content)
+    board = board_run(path, label, run)
+    if name and seals is not None and not caught and seal_name(path, label) == name:
+        write_seal(name, seals, Sealed(board.payload, board.cells, content))
+    return board
+
+
+def from_seal(stage: Path, seals: Path | None, path: Path, label: str) -> BoardRun | None:
+    """The run from its seal (`gacc_hf.results.seal`), its page written under `stage`; None where it has none."""
+    name = seal_name(path, label) if seals is not None else None
+    sealed = read_seal(name, seals) if name and seals is not None else None
+    if sealed is None:
+        return None
+    _write_page(stage, label, sealed.page)
+    return BoardRun(path, label, sealed.payload, sealed.cells)
+
+
+def _write_page(stage: Path, label: str, content: bytes) -> None:
     page = stage / run_page_path(label)
     page.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(page, run_page(run, path).encode("utf-8"))
-    return board_run(path, label, run)
+    write_atomic(page, content)
 
 
 def collect(
-    paths: Sequence[str | Path], stage: Path, allow_mixed_data: bool = False, jobs: int = 1
+    paths: Sequence[str | Path],
+    stage: Path,
+    allow_mixed_data: bool = False,
+    jobs: int = 1,
+    seals: Path | None = None,
 ) -> tuple[list[BoardRun], list[str]]:
-    """`load_runs` with each run's page written under `stage` (`with_page`)."""
-    return load_runs(paths, allow_mixed_data, jobs, functools.partial(with_page, stage))
+    """`load_runs` with each run's page written under `stage` (`with_page`); the runs with a seal are taken here,
+    before any process starts for the others."""
+    prepare = functools.partial(with_page, stage, seals)
+    ready = functools.partial(from_seal, stage, seals) if seals is not None else None
+    return load_runs(paths, allow_mixed_data, jobs, prepare, ready)
 
 
 def write_board(
-    paths: Sequence[str | Path], out_dir: str | Path, allow_mixed_data: bool = False, jobs: int = 1
+    paths: Sequence[str | Path],
+    out_dir: str | Path,
+    allow_mixed_data: bool = False,
+    jobs: int = 1,
+    seals: Path | None = None,
 ) -> tuple[Path, list[str]]:
     """Verify the runs (on `jobs` processes) and write the bundle into `out_dir` (new, empty, or a board written
-    before, replaced whole); returns the board's path and the notes to print."""
+    before, replaced whole); returns the board's path and the notes to print. With `seals` (a folder, e.g.
+    `gacc_hf.results.seal.seals_dir()`), runs whose exact files were verified before are taken from their seals."""
     out = Path(out_dir)
     check_board_dir(out)
     stage = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(stage, ignore_errors=True)
     try:
         stage.mkdir(parents=True)
-        runs, notes = collect(paths, stage, allow_mixed_data, jobs)
+        runs, notes = collect(paths, stage, allow_mixed_data, jobs, seals)
         write_atomic(stage / BOARD_FILE, render_board(runs).encode("utf-8"))
         write_atomic(stage / MANIFEST, _manifest(runs, out, allow_mixed_data))
         if out.exists():

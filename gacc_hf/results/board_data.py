@@ -65,9 +65,10 @@ def load_runs(
     allow_mixed_data: bool = False,
     jobs: int = 1,
     prepare: Callable[[Path, str], BoardRun] = verified,
+    ready: Callable[[Path, str], BoardRun | None] | None = None,
 ) -> tuple[list[BoardRun], list[str]]:
-    """Read and verify every run (`prepare`, on `jobs` processes), drop a run given twice, check the runs can stand
-    on one board.
+    """Read and verify every run (`prepare`, on `jobs` processes; a run that `ready` gives here is taken as it
+    gives it), drop a run given twice, check the runs can stand on one board.
 
     Returns the runs and the notes to print (a run given twice, named once). Raises ResultsError naming the run
     at fault: no run, a folder that is not a results folder or fails its checks, runs of different protocol
@@ -85,7 +86,10 @@ def load_runs(
             continue
         seen[digest] = path
         planned.append((path, _label(path, {label for _, label in planned})))
-    runs = _prepared(planned, jobs, prepare)
+    taken = {i: ready(path, label) for i, (path, label) in enumerate(planned)} if ready is not None else {}
+    rest = [(path, label) for i, (path, label) in enumerate(planned) if taken.get(i) is None]
+    prepared = iter(_prepared(rest, jobs, prepare))
+    runs = [taken.get(i) or next(prepared) for i in range(len(planned))]
     _check_protocol(runs)
     groups = data_groups(runs)
     if len(groups) > 1 and not allow_mixed_data:
@@ -236,6 +240,8 @@ def _compressor_seconds(run: RunResults) -> dict[str, float]:
     """Seconds inside each compressor per question it served (a question of a condition and ratio, counted once
     whatever the readers and judges of its rows), where the run recorded time per method."""
     recorded = ((run.payload.get("method_seconds") or {}).get("compressor")) or {}
+    if not recorded:
+        return {}
     served: dict[str, set] = defaultdict(set)
     for a in run.answers:
         served[a["compressor"]].add((a["question_id"], a["condition"], a["ratio"]))

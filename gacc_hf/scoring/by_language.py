@@ -8,6 +8,7 @@ would report. Answers of runs written before rows carried a language give no per
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -26,11 +27,15 @@ def named_languages(config: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}{' (detected)' if v.get('detected') else ''}" for k, v in run_languages(config).items())
 
 
+_LANGUAGE = operator.methodcaller("get", "language")
+
+
 def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
     """The languages of the answer rows in first-seen order; empty when a row records none."""
-    if not answers or any(not row.get("language") for row in answers):
+    found = dict.fromkeys(map(_LANGUAGE, answers))  # one pass in C: a run has ~100,000 rows
+    if not found or any(not language for language in found):
         return []
-    return list(dict.fromkeys(str(row["language"]) for row in answers))
+    return list(dict.fromkeys(map(str, found)))
 
 
 def rows_per_language(

@@ -19,6 +19,9 @@ from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_d
 
 Key = tuple[str, float, str]
 GAPS = (("own", "none"), ("own", "cross"))
+#: the fields of an answer row that a paired table reads
+_PAIRED = ("ratio", "question_id", "goal_id", "correct")
+_SIDES = {c for gap in GAPS for c in gap}
 
 
 class CompareError(ValueError):
@@ -230,15 +233,18 @@ def condition_gaps(
     A positive gap means the compressor used the goal: its memory served the questions of that goal
     better than a memory made without it (none) or for another goal (cross).
     """
+    by_compressor: dict[Any, dict[Any, list[dict[str, Any]]]] = {}
+    for r in answers:  # one pass: each compressor's rows by condition, as the fields pairing reads (condition "*")
+        if r["condition"] in _SIDES:
+            side = by_compressor.setdefault(r["compressor"], {}).setdefault(r["condition"], [])
+            side.append({f: r[f] for f in _PAIRED} | {"condition": "*"})
     out = []
     for name in compressors(answers):
-        rows = [r for r in answers if r["compressor"] == name]
-        present = {r["condition"] for r in rows}
+        rows = by_compressor.get(name, {})
         for own, other in GAPS:
-            if own not in present or other not in present:
+            if own not in rows or other not in rows:
                 continue
-            side = {c: [{**r, "condition": "*"} for r in rows if r["condition"] == c] for c in (own, other)}
-            for cell in paired_table(side[other], side[own], n_boot, seed, labels=(other, own)):
+            for cell in paired_table(rows[other], rows[own], n_boot, seed, labels=(other, own)):
                 cell.pop("condition")
                 out.append({"compressor": name, "gap": f"{own}-{other}", **cell})
     return out

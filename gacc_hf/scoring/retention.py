@@ -27,7 +27,10 @@ def _undefined(reason: str | None) -> dict[str, Any]:
     return {**dict.fromkeys(keys), "undefined": reason}
 
 
-def _verdicts(rows: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, bool]]:
+Verdicts = dict[str, tuple[str, bool]]  # question id -> (goal id, correct)
+
+
+def _verdicts(rows: Sequence[Mapping[str, Any]]) -> Verdicts:
     return {str(r["question_id"]): (str(r["goal_id"]), bool(r["correct"])) for r in rows}
 
 
@@ -55,7 +58,11 @@ def retention(
     >>> retention(rows(1, 1, 0, 0), rows(1, 0, 0, 0), rows(1, 1, 1, 0), 0, 0)["retention"]
     0.5
     """
-    a, f, c = _verdicts(cell), _verdicts(full), _verdicts(closed)
+    return _retention(_verdicts(cell), _verdicts(closed), _verdicts(full), n_boot, seed)
+
+
+def _retention(a: Verdicts, c: Verdicts, f: Verdicts, n_boot: int, seed: int) -> dict[str, Any]:
+    """`retention` of the verdicts by question id of a cell (`a`), the floor (`c`) and the ceiling (`f`)."""
     if not a.keys() <= f.keys() or not a.keys() <= c.keys():
         return _undefined("closed or full did not answer the same questions")
     goals = [goal for goal, _ in a.values()]
@@ -84,9 +91,10 @@ def retention_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
         elif row["condition"] in bounds:
             bounds[str(row["condition"])].append(row)
     reason = missing_bound(answers)
+    closed, full = _verdicts(bounds[FLOOR]), _verdicts(bounds[CEILING])  # once, for every cell
     out = []
     for (comp, cond, ratio), rows in cells.items():
         head = {"compressor": comp, "condition": cond, "ratio": ratio}
-        values = _undefined(reason) if reason else retention(rows, bounds[FLOOR], bounds[CEILING], n_boot, seed)
+        values = _undefined(reason) if reason else _retention(_verdicts(rows), closed, full, n_boot, seed)
         out.append({**head, **values})
     return out

@@ -362,3 +362,9 @@ def test_a_declared_tag_that_contradicts_the_script_is_a_warning(sample, tag, co
         ]
     else:
         assert warned == []
+
+
+def test_answer_languages_are_in_first_seen_order_and_none_when_a_row_has_none():
+    rows = [{"language": "zh"}, {"language": "en"}, {"language": "zh"}]
+    assert answer_languages(rows) == ["zh", "en"]
+    assert answer_languages([*rows, {"language": ""}]) == answer_languages([{}, *rows]) == answer_languages([]) == []

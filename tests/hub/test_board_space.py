@@ -86,7 +86,8 @@ def test_the_board_folder_holds_a_board_or_nothing(runs, tmp_path):
     assert first == again and not (tmp_path / "board" / "runs" / "second").exists()
 
 
-def test_gacc_board_prints_the_page_and_refuses_bad_input_in_one_line(runs, tmp_path, capsys):
+def test_gacc_board_prints_the_page_and_refuses_bad_input_in_one_line(runs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GACC_HF_CACHE", str(tmp_path / "cache"))  # its seals, not in the user's cache
     code, out, err = outcome(["board", str(runs[0]), str(runs[0]), "--output-dir", str(tmp_path / "b")], capsys)
     assert (code, out) == (0, f"{tmp_path / 'b' / 'index.html'}\n")
     assert err == f"note: {runs[0]}: the same run as {runs[0]}; on the board once\n"

@@ -123,3 +123,12 @@ def test_cells_scored_together_equal_each_scored_alone():
     assert [[s.micro_ci, s.macro_ci] for s in together] == [_gathered_intervals(g, c, 120, 4) for g, c in cells]
     assert together[0].micro_ci != together[1].micro_ci  # the cells are told apart, not given one interval
     assert all(s.micro_ci is None for s in score_many(cells, n_boot=0))
+
+
+def test_kept_draws_are_read_only_and_give_what_fresh_draws_give():
+    first = score(_GOALS, _A, n_boot=200, seed=7)
+    kept = scores._tally(7, 200, len(set(_GOALS)))
+    with pytest.raises(ValueError, match="read-only"):
+        kept[0, 0] = 99  # every later cell on these draws would be scored on the edit
+    scores._tally.cache_clear()
+    assert score(_GOALS, _A, n_boot=200, seed=7) == first
