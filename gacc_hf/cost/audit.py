@@ -19,6 +19,7 @@ from typing import Any
 
 from gacc_hf.cost.costing import cost_document
 from gacc_hf.cost.tally import ROLES
+from gacc_hf.scoring.settings import config_methods
 
 _TOKENS = ("prompt_tokens", "completion_tokens")
 _ROUNDING = 1e-6  # each cell's share is stored to 6 places
@@ -26,12 +27,6 @@ _ROUNDING = 1e-6  # each cell's share is stored to 6 places
 
 def _cell_key(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return (row.get("reader"), row.get("judge"), row["compressor"], row["condition"], float(row["ratio"]))
-
-
-def _count(config: Mapping[str, Any], role: str) -> int:
-    """How many readers or judges a run had (one is recorded as itself, several as a list)."""
-    recorded = config.get(role)
-    return len(recorded) if isinstance(recorded, list) else 1
 
 
 def _derived_counts(answers: Sequence[Mapping[str, Any]]) -> dict[tuple, dict[str, int]]:
@@ -125,7 +120,7 @@ def usage_problems(payload: Mapping[str, Any], answers: Sequence[Mapping[str, An
     if not usage:
         return [] if payload.get("cost") is None else ["cost is recorded without the usage it was computed from"]
     cfg = payload["config"]
-    n_readers, n_judges = _count(cfg, "reader"), _count(cfg, "judge")
+    n_readers, n_judges = (len(config_methods(cfg, role)) for role in ("reader", "judge"))
     several = n_readers * n_judges > 1  # then every cell names its reader and judge
     reader, judge = (None, None) if several else (cfg["reader"]["name"], cfg["judge"]["name"])
     shares = {"compressor": 1 / (n_readers * n_judges), "reader": 1 / n_judges}

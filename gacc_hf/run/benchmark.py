@@ -34,22 +34,18 @@ from gacc_hf.run.calls import Executor, MethodError, OnError, resolve_method
 from gacc_hf.run.collection import fewer_collections
 from gacc_hf.run.compress import add_evidence, compute_memories, fill_ledger
 from gacc_hf.run.conditions import GoalAssigner, check_conditions
-from gacc_hf.run.config import check_limit, limited_groups
+from gacc_hf.run.config import as_list, check_limit, limited_groups, one_or_list
 from gacc_hf.run.goals import select_goals
 from gacc_hf.run.plan import MemoryPlan, plan_memories
 from gacc_hf.run.presets import DEFAULTS, RUN_DEFAULTS
-from gacc_hf.run.read import Outcome, Setting, answer_rows, read_and_judge
+from gacc_hf.run.read import Outcome, answer_rows, read_and_judge
 from gacc_hf.run.tasks import Method
 from gacc_hf.scoring.integrity import budget_violations, count_errors, exposure_rows
 from gacc_hf.scoring.reading import setting_scores
-from gacc_hf.scoring.settings import in_setting, tagged
+from gacc_hf.scoring.settings import Setting, in_setting, tagged
 from gacc_hf.tokenizer import Codec, get_codec
 
 __all__ = ["BenchmarkResult", "MethodError", "check_ratios", "run_benchmark"]
-
-
-def _as_list(spec: Any) -> list[Any]:
-    return list(spec) if isinstance(spec, list | tuple) else [spec]
 
 
 def check_ratios(ratios: RatioLike | Sequence[RatioLike]) -> list[tuple[RatioLike, Any]]:
@@ -379,7 +375,7 @@ def _resolve_methods(
     judge every answer twice and count it twice."""
     resolved = []
     for role, given in (("compressor", compressor), ("reader", reader), ("judge", judge)):
-        methods = [resolve_method(role, m, cached) for m in _as_list(given)]
+        methods = [resolve_method(role, m, cached) for m in as_list(given)]
         if not methods and role != "compressor":  # a run of bounds only names no compressor
             raise ValueError(f"at least one {role} is required")
         names = [m.name for m in methods]
@@ -409,12 +405,12 @@ def _run_config(
     compressors, readers, judges = setup.compressors, setup.readers, setup.judges
     return {
         "compressors": [{"name": c.name, "revision": c.revision} for c in compressors],
-        "reader": _one_or_list([{"name": r.name, "revision": r.revision} for r in readers]),
-        "judge": _one_or_list([{"name": j.name, "revision": j.revision} for j in judges]),
+        "reader": one_or_list([{"name": r.name, "revision": r.revision} for r in readers]),
+        "judge": one_or_list([{"name": j.name, "revision": j.revision} for j in judges]),
         "methods": {
             "compressors": [c.spec for c in compressors],
-            "reader": _one_or_list([r.spec for r in readers]),
-            "judge": _one_or_list([j.spec for j in judges]),
+            "reader": one_or_list([r.spec for r in readers]),
+            "judge": one_or_list([j.spec for j in judges]),
         },
         "ratios": [float(r) for r in setup.exact_ratios],
         "exact_ratios": [str(r) for r in setup.exact_ratios],  # "1/3": what the float cannot say
@@ -430,11 +426,6 @@ def _run_config(
         "started_at": started,
         "finished_at": _now(),
     }
-
-
-def _one_or_list(values: list[Any]) -> Any:
-    """One reader or judge is recorded as itself (as before several were possible), several as a list."""
-    return values[0] if len(values) == 1 else values
 
 
 def _version() -> str:

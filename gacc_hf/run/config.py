@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from fractions import Fraction
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gacc_hf.run.config_limits import unreadable
 from gacc_hf.run.goals import check_goal_ids, partial_choice
@@ -27,6 +27,7 @@ from gacc_hf.run.presets import DEFAULT_PRESET, PRESETS, RUN_DEFAULTS, get_prese
 from gacc_hf.run.tasks import UNNAMED
 from gacc_hf.safe_yaml import dump_yaml, load_yaml
 
+T = TypeVar("T")
 CONFIG_FILE = "config.yaml"
 DATA_FILE = "data.jsonl"  # the rows of an in-memory dataset, written beside the config that reruns its run
 Limit = int | float
@@ -173,13 +174,14 @@ def unnamed_method(values: Mapping[str, Any]) -> str | None:
 
 
 def as_list(spec: Any) -> list[Any]:
-    """A reader or judge spec (one, or a list of several) as a list."""
+    """A role's methods (one, or a list or tuple of several) as a list."""
     return list(spec) if isinstance(spec, list | tuple) else [spec]
 
 
-def one_or_list(specs: Sequence[str]) -> str | list[str]:
-    """Specs as a run records them: one as itself (as before several were possible), several as a list."""
-    return specs[0] if len(specs) == 1 else list(specs)
+def one_or_list(values: Sequence[T]) -> T | list[T]:
+    """A reader's or judge's record as a run keeps it: one as itself (as before several were possible),
+    several as a list."""
+    return values[0] if len(values) == 1 else list(values)
 
 
 def parse_methods(text: str) -> str | list[str]:

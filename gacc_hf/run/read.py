@@ -26,6 +26,7 @@ from gacc_hf.run.cache.key_template import KeyTemplate
 from gacc_hf.run.calls import Executor, check_answer, check_bool
 from gacc_hf.run.tasks import Follow, Method, Planned, Stage, Task
 from gacc_hf.scoring.outcomes import outcome as answer_outcome
+from gacc_hf.scoring.settings import Setting
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -45,7 +46,6 @@ def asked_of(group: Group) -> list[Asked]:
 
 
 Outcome = tuple[list[str | None], list[str | None], dict[str, Any], dict[str, Any]]
-Setting = tuple[str, str]  # (reader name, judge name): one reading of the run's memories
 
 
 def read_and_judge(
