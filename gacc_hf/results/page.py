@@ -1,6 +1,8 @@
 """`report.html`: the results page, one self-contained file (inline CSS, JS, plots and data) that works from file://.
 
-The summary (integrity counters first, then the tables and plots of `report.md`) is rendered here; the per-goal
+The summary (integrity counters first, then the tables and plots of `report.md`, and where the run has them its
+judges' agreement, the survival of its conclusions and its judges against human labels:
+`gacc_hf.results.judging_page`) is rendered here; the per-goal
 browser (search, filters, sortable answer tables, the view kept in the URL fragment) is drawn by the scripts of
 `PAGE_SCRIPTS` from the data of `gacc_hf.results.page_data`, embedded as a JSON block and read with `JSON.parse`,
 every text set as `textContent`. The JSON is escaped so that no text can close the
@@ -17,6 +19,7 @@ from typing import Any
 from gacc_hf import strict_json
 from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.atomic import write_atomic
+from gacc_hf.results.judging_page import judging_blocks
 from gacc_hf.results.layout import RunResults
 from gacc_hf.results.page_data import page_data
 from gacc_hf.results.views import setting_views, settings_line, several_settings
@@ -126,6 +129,7 @@ def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
         judges=len({judge for _, judge in shown.get("roles", [])}) > 1,
         clean=not any(run.payload["integrity"].values()),
         tables=summary_tables(run),
+        judging=judging_blocks(run.payload),
         plots=[(p.stem, "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode("ascii")) for p in plots],
         data=script_json(shown),
         script="\n".join(template_text(__file__, name) for name in PAGE_SCRIPTS),

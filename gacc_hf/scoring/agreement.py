@@ -207,12 +207,18 @@ def _failed(row: Mapping[str, Any]) -> bool:
     return row.get("answer") is None or bool(row.get("error"))
 
 
-def _shown(row: Mapping[str, Any], name: str) -> str:
+def shown(row: Mapping[str, Any], name: str) -> str:
+    """A figure as text: its value with its 95% CI and CI note, or `—` and why it is undefined (never NaN)."""
     if row[name] is None:
         return f"— ({row[f'{name}_undefined']})"
     low, high = row[f"{name}_ci_low"], row[f"{name}_ci_high"]
     text = f"{row[name]:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
     return text + ("" if row[f"{name}_ci_note"] is None else f" ({row[f'{name}_ci_note']})")
+
+
+def pair_rows(part: Mapping[str, Any]) -> list[list[str]]:
+    """Each pair of judges as [judge A, judge B, agreement, Cohen's κ] (the report's table and the page's)."""
+    return [[p["judge_a"], p["judge_b"], shown(p, "agreement"), shown(p, "kappa")] for p in part["pairs"]]
 
 
 def format_agreement(table: Mapping[str, Any], left_out: int = 0) -> str:
@@ -223,7 +229,6 @@ def format_agreement(table: Mapping[str, Any], left_out: int = 0) -> str:
     parts = [("", table)] + [(f" ({part['language']})", part) for part in table["by_language"]]
     for suffix, part in parts:
         lines += ["", f"| judge A | judge B | agreement{suffix} [95% CI] | Cohen's κ [95% CI] |", "|---|---|---|---|"]
-        for p in part["pairs"]:
-            lines.append(f"| {p['judge_a']} | {p['judge_b']} | {_shown(p, 'agreement')} | {_shown(p, 'kappa')} |")
-        lines += ["", f"Krippendorff's α over all judges{suffix}: {_shown(part['all'], 'alpha')}"]
+        lines += ["| " + " | ".join(row) + " |" for row in pair_rows(part)]
+        lines += ["", f"Krippendorff's α over all judges{suffix}: {shown(part['all'], 'alpha')}"]
     return "\n".join(lines) + "\n"

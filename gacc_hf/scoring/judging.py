@@ -18,7 +18,14 @@ from gacc_hf.scoring.labels import Label, LabelsError, human_scores, judge_accur
 from gacc_hf.scoring.settings import Setting, setting_label, setting_of
 from gacc_hf.scoring.survival import SurvivalError, format_survival, survival
 
-__all__ = ["format_judging", "judging_figures", "label_figures", "matched_labels"]
+__all__ = [
+    "accuracy_rows",
+    "format_judging",
+    "judging_figures",
+    "label_figures",
+    "matched_labels",
+    "reference_rows",
+]
 
 SHOWN_UNMATCHED = 3  # label keys named when labels match no answer
 
@@ -130,9 +137,7 @@ def format_labels(section: Mapping[str, Any]) -> str:
         "| reader | judge | accuracy | false-right | false-wrong |",
         "|---|---|---|---|---|",
     ]
-    for r in section["accuracy"]:
-        cells = " | ".join(_ci(r, k) for k in ("accuracy", "false_right", "false_wrong"))
-        lines.append(f"| {r['reader']} | {r['judge']} | {cells} |")
+    lines += ["| " + " | ".join(row) + " |" for row in accuracy_rows(section)]
     lines += [
         "",
         "Under the human verdicts (a reference on the labelled answers only, not a method: never published):",
@@ -140,14 +145,27 @@ def format_labels(section: Mapping[str, Any]) -> str:
         "| reader | judge | compressor | condition | ratio | labelled | human Micro | judge Micro |",
         "|---|---|---|---|---|---|---|---|",
     ]
+    lines += ["| " + " | ".join(row) + " |" for row in reference_rows(section)]
+    return "\n".join(lines) + "\n"
+
+
+def accuracy_rows(section: Mapping[str, Any]) -> list[list[str]]:
+    """Each judge against the labels as [reader, judge, accuracy, false-right, false-wrong], CIs included."""
+    return [
+        [r["reader"], r["judge"], *(_ci(r, k) for k in ("accuracy", "false_right", "false_wrong"))]
+        for r in section["accuracy"]
+    ]
+
+
+def reference_rows(section: Mapping[str, Any]) -> list[list[str]]:
+    """The human reference rows as [reader, judge, compressor, condition, ratio, labelled, human Micro, judge Micro]."""
+    rows = []
     for r in section["human_reference"]:
         human = _ci({"micro": r["human_micro"], "micro_ci_low": r["human_micro_ci_low"],
                      "micro_ci_high": r["human_micro_ci_high"]}, "micro")  # fmt: skip
-        lines.append(
-            f"| {r['reader']} | {r['judge']} | {r['compressor']} | {r['condition']} | {r['ratio']:g} | "
-            f"{r['n_questions']} | {human} | {r['judge_micro']:.3f} |"
-        )
-    return "\n".join(lines) + "\n"
+        rows.append([r["reader"], r["judge"], r["compressor"], r["condition"], f"{r['ratio']:g}",
+                     str(r["n_questions"]), human, f"{r['judge_micro']:.3f}"])  # fmt: skip
+    return rows
 
 
 def format_judging(payload: Mapping[str, Any], plot: str | None = None) -> str:

@@ -194,9 +194,7 @@ def format_survival(sections: Sequence[Mapping[str, Any]], settings: Mapping[str
         lines += ["", f"### {sec['condition']}, ratio {sec['ratio']:g} ({sec['n_questions']} questions, "
                   f"{sec['n_goals']} goals)", "", "Rankings by Micro (best first):", ""]  # fmt: skip
         lines += ["| setting | ranking |", "|---|---|"]
-        for r in sec["rankings"]:
-            order = ", ".join(f"{x['rank']}. {x['compressor']} ({x['micro']:.3f})" for x in r["ranking"])
-            lines.append(f"| {r['setting']} | {order} |")
+        lines += [_md_row(row) for row in ranking_rows(sec)]
         lines += [
             "",
             "Kendall's τ-b between rankings:",
@@ -204,21 +202,52 @@ def format_survival(sections: Sequence[Mapping[str, Any]], settings: Mapping[str
             "| setting A | setting B | τ-b [95% CI] |",
             "|---|---|---|",
         ]
-        for t in sec["tau"]:
-            value = t["tau_undefined"] if t["tau"] is None else f"{t['tau']:+.3f}"
-            if t["tau_ci_low"] is not None:
-                value += f" [{t['tau_ci_low']:+.3f}, {t['tau_ci_high']:+.3f}]"
-            lines.append(f"| {t['setting_a']} | {t['setting_b']} | {value}{_note(t['tau_ci_note'])} |")
-        head = " | ".join(f"{s}: B − A pp [95% CI]" for s in sec["settings"])
+        lines += [_md_row(row) for row in tau_rows(sec)]
+        head = " | ".join(pairs_head(sec)[4:])
         lines += ["", "B − A > 0 in k of m settings:", "", f"| A | B | k of m | CI above 0 | {head} |"]
         lines.append("|---" * (4 + len(sec["settings"])) + "|")
-        for p in sec["pairs"]:
-            diffs = " | ".join(
-                _pp(d["micro_diff"]) + ("" if d["ci_low"] is None else f" [{_pp(d['ci_low'])}, {_pp(d['ci_high'])}]")
-                for d in p["settings"]
-            )
-            lines.append(f"| {p['a']} | {p['b']} | {p['k']} of {p['m']} | {p['k_ci_above_zero']} | {diffs} |")
+        lines += [_md_row(row) for row in pair_rows(sec)]
     return "\n".join(lines) + "\n"
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def ranking_rows(sec: Mapping[str, Any]) -> list[list[str]]:
+    """Each setting's ranking by Micro as [setting, "1. name (Micro), ..."] (the report's table and the page's)."""
+    return [
+        [r["setting"], ", ".join(f"{x['rank']}. {x['compressor']} ({x['micro']:.3f})" for x in r["ranking"])]
+        for r in sec["rankings"]
+    ]
+
+
+def tau_rows(sec: Mapping[str, Any]) -> list[list[str]]:
+    """Each pair of settings as [setting A, setting B, τ-b with its CI and note, or why it is undefined]."""
+    rows = []
+    for t in sec["tau"]:
+        value = t["tau_undefined"] if t["tau"] is None else f"{t['tau']:+.3f}"
+        if t["tau_ci_low"] is not None:
+            value += f" [{t['tau_ci_low']:+.3f}, {t['tau_ci_high']:+.3f}]"
+        rows.append([t["setting_a"], t["setting_b"], value + _note(t["tau_ci_note"])])
+    return rows
+
+
+def pairs_head(sec: Mapping[str, Any]) -> list[str]:
+    """The k-of-m table's head: A, B, k of m, CI above 0, then each setting's B − A."""
+    return ["A", "B", "k of m", "CI above 0", *(f"{s}: B − A pp [95% CI]" for s in sec["settings"])]
+
+
+def pair_rows(sec: Mapping[str, Any]) -> list[list[str]]:
+    """Each pair of compressors as [A, B, "k of m", CIs above 0, each setting's B − A in pp with its CI]."""
+    return [
+        [p["a"], p["b"], f"{p['k']} of {p['m']}", str(p["k_ci_above_zero"])]
+        + [
+            _pp(d["micro_diff"]) + ("" if d["ci_low"] is None else f" [{_pp(d['ci_low'])}, {_pp(d['ci_high'])}]")
+            for d in p["settings"]
+        ]
+        for p in sec["pairs"]
+    ]
 
 
 def _note(note: str | None) -> str:
