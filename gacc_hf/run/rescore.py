@@ -26,10 +26,10 @@ from gacc_hf.data.schema import validate
 from gacc_hf.results.folder import verify_folder
 from gacc_hf.results.layout import RESULTS_FILE, SCHEMA_VERSION, RunResults
 from gacc_hf.results.result import BenchmarkResult
-from gacc_hf.run.benchmark import _now, _one_or_list, _version
+from gacc_hf.run.benchmark import _now, _version
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.calls import Executor, OnError, check_bool, resolve_method
-from gacc_hf.run.config import DATA_FILE
+from gacc_hf.run.config import DATA_FILE, one_or_list
 from gacc_hf.run.read import Asked, asked_of, verdict_tasks
 from gacc_hf.run.tasks import Method
 from gacc_hf.scoring.judging import label_figures, matched_labels
@@ -207,8 +207,8 @@ def _result(
             row["reader"] = readers[0]["name"]
     raw = (source / RESULTS_FILE).read_bytes()
     config.update(
-        judge=_one_or_list([{"name": j.name, "revision": j.revision} for j in judges]),
-        methods={**(config.get("methods") or {}), "judge": _one_or_list([j.spec for j in judges])},
+        judge=one_or_list([{"name": j.name, "revision": j.revision} for j in judges]),
+        methods={**(config.get("methods") or {}), "judge": one_or_list([j.spec for j in judges])},
         rescored_from={
             "path": str(source),
             "results_sha256": hashlib.sha256(raw).hexdigest(),
