@@ -2,12 +2,14 @@
 headless Chromium.
 
     python benchmarks/page_screenshots.py            # every screenshot
-    python benchmarks/page_screenshots.py board      # the board's only (or: page)
+    python benchmarks/page_screenshots.py board      # the board's only (or: page, survival)
 
 The main job's page with `truncate` against `embed` on its first goal; the bilingual run's page filtered to
 Chinese, searched for 默认配置 (highlighted), the oracle memory beside the first compressor and the answers sorted
 by outcome; the board of the recorded runs
-(`docs/results/board`): its plots, and its table searched for `embed`. Exits 1 if a page logs a console error.
+(`docs/results/board`): its plots, and its table searched for `embed`; the survival example
+(`docs/results/survival`): its "Judges and conclusions" part, and the answers its judges disagree on. Exits 1 if a
+page logs a console error.
 """
 
 from __future__ import annotations
@@ -63,6 +65,26 @@ def shoot_board(board: Path, images: Path) -> list[str]:
     return errors
 
 
+def shoot_survival(folder: Path, images: Path) -> list[str]:
+    """The survival example's judges and conclusions (`page-survival.png`) and the answers its judges disagree on
+    (`page-judges.png`)."""
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM)
+        page = browser.new_page(viewport={"width": 1280, "height": 1100})
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto((folder / "report.html").as_uri())
+        page.wait_for_selector("body[data-ready='1']")
+        page.evaluate("window.scrollTo(0, document.getElementById('judging').offsetTop - 10)")
+        page.screenshot(path=str(images / "page-survival.png"))
+        page.select_option("#f-judges", "disagree")
+        page.evaluate("document.querySelector('#goal-view table.answers').scrollIntoView(); window.scrollBy(0, -230)")
+        page.screenshot(path=str(images / "page-judges.png"))
+        browser.close()
+    return errors
+
+
 def main(which: str = "") -> int:
     runs = ROOT / "docs" / "results"
     images = ROOT / "docs" / "images"
@@ -72,6 +94,8 @@ def main(which: str = "") -> int:
         errors += shoot(runs / "bilingual", images / "page-bilingual.png", chinese=True)
     if which in ("", "board"):
         errors += shoot_board(runs / "board", images)
+    if which in ("", "survival"):
+        errors += shoot_survival(runs / "survival", images)
     for error in errors:
         print(f"console error: {error}", file=sys.stderr)
     return 1 if errors else 0
