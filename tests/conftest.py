@@ -14,15 +14,18 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+_LOG = logging.getLogger("gacc_hf")
+_PRISTINE = (list(_LOG.handlers), _LOG.propagate, _LOG.level)
+
+
 @pytest.fixture(autouse=True)
 def _restore_gacc_logger():
-    """The CLI gives the `gacc_hf` logger its own stderr handler and stops propagation; a test that runs the CLI
-    in-process must not leave it so, or a later test's `caplog` sees nothing."""
-    log = logging.getLogger("gacc_hf")
-    saved = (list(log.handlers), log.propagate, log.level)
+    """The CLI gives the `gacc_hf` logger its own stderr handler, its level and no propagation; a test (or a module
+    fixture) that runs the CLI in-process must not leave it so, or a later test's `caplog` and stderr see other
+    lines. Each test ends with the logger as the session found it."""
     yield
-    log.handlers[:], log.propagate = saved[0], saved[1]
-    log.setLevel(saved[2])
+    _LOG.handlers[:], _LOG.propagate = _PRISTINE[0], _PRISTINE[1]
+    _LOG.setLevel(_PRISTINE[2])
 
 
 @pytest.fixture
