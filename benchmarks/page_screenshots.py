@@ -15,24 +15,34 @@ page logs a console error.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 
 
-def shoot(folder: Path, out: Path, chinese: bool) -> list[str]:
-    """Write the screenshot of `folder`'s page to `out`; the console errors the page logged."""
+@contextmanager
+def opened(html: Path, errors: list[str], height: int = 900) -> Iterator[Page]:
+    """`html` loaded from file:// in headless Chromium and drawn; its console errors appended to `errors`."""
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
+        page = browser.new_page(viewport={"width": 1280, "height": height})
         page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto((folder / "report.html").as_uri())
+        page.goto(html.resolve().as_uri())
         page.wait_for_selector("body[data-ready='1']")
+        yield page
+        browser.close()
+
+
+def shoot(folder: Path, out: Path, chinese: bool) -> list[str]:
+    """Write the screenshot of `folder`'s page to `out`; the console errors the page logged."""
+    errors: list[str] = []
+    with opened(folder / "report.html", errors) as page:
         if chinese:
             page.select_option("#f-language", "zh")
             page.fill("#search", "默认配置")
@@ -40,20 +50,13 @@ def shoot(folder: Path, out: Path, chinese: bool) -> list[str]:
             page.click("#goal-view table.answers >> nth=0 >> th[data-key=outcome]")
         page.evaluate("window.scrollTo(0, document.getElementById('goal-view').offsetTop - 120)")
         page.screenshot(path=str(out))
-        browser.close()
     return errors
 
 
 def shoot_board(board: Path, images: Path) -> list[str]:
     """The board's plots (`board-plots.png`) and its table searched for `embed` (`board-table.png`)."""
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto((board / "index.html").as_uri())
-        page.wait_for_selector("body[data-ready='1']")
+    errors: list[str] = []
+    with opened(board / "index.html", errors) as page:
         page.select_option("#f-condition", "own")
         page.evaluate("window.scrollTo(0, document.querySelector('.filters').offsetTop - 10)")
         page.screenshot(path=str(images / "board-plots.png"))
@@ -61,27 +64,19 @@ def shoot_board(board: Path, images: Path) -> list[str]:
         page.select_option("#f-condition", "")
         page.evaluate("window.scrollTo(0, document.getElementById('board').offsetTop - 60)")
         page.screenshot(path=str(images / "board-table.png"))
-        browser.close()
     return errors
 
 
 def shoot_survival(folder: Path, images: Path) -> list[str]:
     """The survival example's judges and conclusions (`page-survival.png`) and the answers its judges disagree on
     (`page-judges.png`)."""
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM)
-        page = browser.new_page(viewport={"width": 1280, "height": 1100})
-        errors: list[str] = []
-        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto((folder / "report.html").as_uri())
-        page.wait_for_selector("body[data-ready='1']")
+    errors: list[str] = []
+    with opened(folder / "report.html", errors, height=1100) as page:
         page.evaluate("window.scrollTo(0, document.getElementById('judging').offsetTop - 10)")
         page.screenshot(path=str(images / "page-survival.png"))
         page.select_option("#f-judges", "disagree")
         page.evaluate("document.querySelector('#goal-view table.answers').scrollIntoView(); window.scrollBy(0, -230)")
         page.screenshot(path=str(images / "page-judges.png"))
-        browser.close()
     return errors
 
 
