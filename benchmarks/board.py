@@ -35,9 +35,11 @@ from playwright.sync_api import sync_playwright
 from gacc_hf.results.board import write_board
 from gacc_hf.results.folder import derived_figures, write_folder
 from gacc_hf.results.layout import RunResults
+from gacc_hf.scoring.outcomes import outcome
 
 CONDITIONS = ("own", "none", "cross")
 RATIOS = (0.1, 0.2, 0.5)
+SETTING = {"reader": "smollm2", "judge": "contains"}  # schema 5: every answer row names its reader and judge
 BOUNDS = (("full-context", "full", 1.0), ("closed-book", "closed", 0.0))
 TARGETS = {"build": 30.0, "size": 10e6, "render": 2.0, "event": 0.5}
 
@@ -57,11 +59,15 @@ def rows(n_questions: int, n_compressors: int, seed: int = 0) -> tuple[list[dict
             kept = budget - rng.randrange(0, 20) if budget else 0
             ledger = {"budget": budget, "retained_tokens": kept, "reencoded_tokens": kept, "truncated": False}
             memories.append({**base, **ledger, "n_questions": n})
-            memories[-1] |= {"memory": "kept words", "memory_sha256": f"{g}-{c}-{k}-{r}"}
+            sha = f"{g}-{c}-{k}-{r}"
+            memories[-1] |= {"memory": "kept words", "memory_sha256": sha}
+            shown = {"cross": f"ctx-{g // 3:05d}/g{(g + 1) % 3}", "none": None}.get(k, gid)
             for q in range(n):
                 correct, evidence = rng.random() < r * 0.9 + 0.05, rng.random() < r + 0.1
-                row = {**base, "question_id": f"{gid}/q{q}", "language": "en", "answer": "an answer", "error": None}
-                answers.append({**row, "correct": correct, "evidence": evidence, "references": ["word"]})
+                row = {**SETTING, **base, "shown_goal_id": shown, "question_id": f"{gid}/q{q}", "language": "en"}
+                row |= {"question": f"What is asked {q}?", "references": ["word"], "memory_sha256": sha}
+                row |= {"evidence": evidence, "answer": "an answer", "correct": correct}
+                answers.append(row | {"outcome": outcome(correct, evidence), "error": None})
     config = {
         "compressors": [{"name": f"method-{i}", "revision": f"method-v1@{i:016x}"} for i in range(n_compressors)],
         "reader": {"name": "smollm2", "revision": "reader-v1"},
