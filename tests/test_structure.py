@@ -42,6 +42,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "safe_yaml",
         "exiting",
         "strict_json",
+        "collector",
     ),
     ("text",),  # building block: hygiene, sentences, the matcher
     ("data",),  # stage 1

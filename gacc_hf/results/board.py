@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gacc_hf import strict_json
+from gacc_hf.collector import collector_paused
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.board_data import BoardRun, board_rows, board_run, data_groups, data_name, load_runs
 from gacc_hf.results.by_language import is_language_png
@@ -80,6 +81,7 @@ def run_setup(run: BoardRun) -> str:
     return f"{names}; {settings_line(cfg)}; {date}"
 
 
+@collector_paused()
 def run_page(run: RunResults, folder: Path) -> str:
     """The run's results page as `gacc report` writes it, from the verified run and the plots its folder has."""
     return render_page(run, page_plots(run, folder))

@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from gacc_hf.collector import collector_paused
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.agreement_plot import AGREEMENT_PNG, plot_agreement
 from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
@@ -85,6 +86,7 @@ def write_folder(
     return replace_folder(out_dir, fill) / RESULTS_FILE
 
 
+@collector_paused()
 def read_folder(run_dir: str | Path) -> RunResults:
     """Read a results folder of schema 1 to 5; raise ResultsError naming the file at fault.
 
@@ -237,6 +239,7 @@ def write_results(
     return write_folder(run, out_dir, extra=outputs)
 
 
+@collector_paused()
 def write_outputs(run: RunResults, out_dir: str | Path) -> list[Path]:
     """`report.md`, `report.html` and the PNG plots of a run (deterministic bytes); a run of several (reader,
     judge) settings gets a report section and plots per setting (`setting_outputs`)."""
@@ -306,6 +309,7 @@ def setting_suffix(setting: Setting) -> str:
     return ".".join(re.sub(r"[^A-Za-z0-9_-]+", "-", name) for name in setting)
 
 
+@collector_paused()
 def verify_folder(run_dir: str | Path) -> RunResults:
     """Read a results folder and run every check it can be given without a model.
 
