@@ -111,7 +111,8 @@ def _data_identity(
     }
 
 
-def _now() -> str:
+def utc_now() -> str:
+    """Now in UTC to the second, as a run records its start and end (`2026-12-06T05:13:17Z`)."""
     return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
@@ -167,7 +168,7 @@ def run_benchmark(
     `data_spec`, `split`, `data_revision` (a Hub commit) record what the caller loaded; `goals` (ids), then `limit`
     (N groups, or a fraction) keep part of the data: a partial run; `columns` maps schema names to the data's;
     `log_to` (trackio, tensorboard, wandb: `gacc_hf.results.trackers`) logs the result under `log_dir`."""
-    started = _now()
+    started = utc_now()
     _check_logging(log_to, log_dir, shard)
     settings = {"seed": seed, "n_bootstrap": n_bootstrap, "batch_size": batch_size, "on_error": on_error}
     loaded, data_revision = load_rows(dataset, columns, data_spec, data_revision)
@@ -422,13 +423,14 @@ def _run_config(
         "limit": setup.limited,
         "goals": setup.chosen,
         "protocol_version": PROTOCOL_VERSION,
-        "gacc_hf_version": _version(),
+        "gacc_hf_version": harness_version(),
         "started_at": started,
-        "finished_at": _now(),
+        "finished_at": utc_now(),
     }
 
 
-def _version() -> str:
+def harness_version() -> str:
+    """The gacc-hf version a run records (imported late: the package imports this module)."""
     from gacc_hf import __version__
 
     return __version__

@@ -26,7 +26,7 @@ from gacc_hf.data.schema import validate
 from gacc_hf.results.folder import verify_folder
 from gacc_hf.results.layout import RESULTS_FILE, SCHEMA_VERSION, RunResults
 from gacc_hf.results.result import BenchmarkResult
-from gacc_hf.run.benchmark import _now, _version
+from gacc_hf.run.benchmark import harness_version, utc_now
 from gacc_hf.run.cache import Cache
 from gacc_hf.run.calls import Executor, OnError, check_bool, resolve_method
 from gacc_hf.run.config import DATA_FILE, one_or_list
@@ -82,7 +82,7 @@ def rescore(
     labelled = None if labels is None else read_labels(labels)
     if labelled is not None:  # labels of another run are refused before any call
         matched_labels(labelled, run.answers, str(labels))
-    started = _now()
+    started = utc_now()
     cache = Cache(cache_dir)
     try:
         ex = Executor(cache, on_error, batch_size, progress)
@@ -217,9 +217,9 @@ def _result(
         },
         on_error=ex.on_error,
         cache_dir=cache_dir,
-        gacc_hf_version=_version(),
+        gacc_hf_version=harness_version(),
         started_at=started,
-        finished_at=_now(),
+        finished_at=utc_now(),
     )
     n_boot, seed = int(config.get("n_bootstrap", 1000)), int(config.get("seed", 0))
     scored = setting_scores(answers, n_boot, seed)
