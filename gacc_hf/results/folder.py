@@ -32,6 +32,7 @@ from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.agreement_plot import AGREEMENT_PNG, plot_agreement
 from gacc_hf.results.atomic import aside_path, recover, replace_folder, target_path, write_atomic
 from gacc_hf.results.by_language import is_language_png, plot_languages
+from gacc_hf.results.judging_check import checked_judging
 from gacc_hf.results.layout import (
     ANSWERS_FILE,
     MEMORIES_FILE,
@@ -317,7 +318,8 @@ def verify_folder(run_dir: str | Path) -> RunResults:
     re-derived from `answers.parquet`: point estimates and counts must match `results.json` exactly (else
     ResultsError); a CI that differs only because the bootstrap of another harness version drew differently
     gives a warning and the stored figures are kept. The exposures counter must count the exposure rows
-    recorded beside it. Gaps and reading aids (`gacc_hf.scoring.reading`) missing from an older file are filled in.
+    recorded beside it. Gaps and reading aids (`gacc_hf.scoring.reading`) missing from an older file are filled in;
+    the judges' agreement and the survival of the ranking are held to the answers too (`judging_check`).
     """
     run = read_folder(run_dir)
     path = Path(run_dir) / RESULTS_FILE
@@ -338,6 +340,9 @@ def verify_folder(run_dir: str | Path) -> RunResults:
             _verify(path, what, run.payload[what], derived[what], key)
         else:
             run.payload = {**run.payload, what: derived[what]}
+    n_boot, seed = int(run.config.get("n_bootstrap", 1000)), int(run.config.get("seed", 0))
+    judged = checked_judging(path, run.payload, run.answers, n_boot, seed)
+    run.payload = {**run.payload, **judged}  # a stored figure keeps its place in the file
     return run
 
 
