@@ -17,13 +17,14 @@ import functools
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import operator
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.layout import RunResults
 from gacc_hf.scoring.outcomes import OUTCOMES, outcome
-from gacc_hf.scoring.settings import setting_label, setting_of, settings_of
+from gacc_hf.scoring.settings import Setting, setting_label, setting_of, settings_of
 from gacc_hf.text.spans import kept_spans, reference_marks
 
 Cell = tuple[str, str, float]
@@ -49,23 +50,11 @@ def sources_of(memories: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 def page_data(run: RunResults) -> dict[str, Any]:
     """The JSON document of the page: cells, outcomes and one entry per goal, in the order of the answer rows."""
     sources = sources_of(run.memories)
-    cells: dict[Cell, int] = {}
-    ceilings: set[Cell] = set()
-    for row in [*run.memories, *run.answers]:
-        cells.setdefault(cell_of(row), len(cells))
-        if is_ceiling(row):
-            ceilings.add(cell_of(row))
-    goals: dict[str, dict[str, Any]] = {}
+    cells, ceilings, cell_at = _cells([*run.memories, *run.answers])
     settings = settings_of(run.answers)
     several = len(settings) > 1  # then each goal lists its answers' settings (`settings`, in answer order)
-    for row in run.answers:
-        goal = goals.get(row["goal_id"]) or goals.setdefault(row["goal_id"], _new_goal(row, several))
-        goal["answers"].append(_answer(row, goal, cells, sources.get(row["context_id"])))
-        if several:
-            goal["settings"].append(settings.index(setting_of(row)))  # type: ignore[arg-type]
-    kept = _memories(run.memories, goals, cells, sources)
-    for goal in goals.values():
-        del goal["index"]
+    goals = _goals(run.answers, cell_at, sources, settings if several else None)
+    kept = _memories(run.memories, goals, cell_at, sources)
     return {
         "run": run_key(run.config),
         **({"settings": [setting_label(s) for s in settings], "roles": [list(s) for s in settings]} if several else {}),
@@ -93,11 +82,49 @@ def run_key(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+# The rows are read a column at a time (`map` over `operator` getters) and each distinct value of a column is
+# worked out once: a release-size run has some 240,000 answer rows, and a call per row and field is most of the
+# page's time (docs/performance.md).
+_UNSET = object()  # what `get` gives for a column a row lacks, told apart from a None it holds
+_CELL_KEY = operator.itemgetter("compressor", "condition", "ratio")
+_QUESTION_KEY = operator.itemgetter("goal_id", "question_id")
+
+
+def _column(rows: Sequence[Mapping[str, Any]], name: str, default: Any = None) -> list[Any]:
+    return list(map(operator.methodcaller("get", name, default), rows))
+
+
+def _each(function: Callable[[Any], Any], values: Iterable[Any]) -> list[Any]:
+    """`function` of each value, called once per distinct value (a column holds few: verdicts, outcomes)."""
+    values = list(values)
+    try:
+        once = {value: function(value) for value in set(values)}
+    except TypeError:  # a value that cannot be a key: one call each
+        return list(map(function, values))
+    return list(map(once.__getitem__, values))
+
+
+def _cells(rows: Sequence[Mapping[str, Any]]) -> tuple[dict[Cell, int], set[Cell], dict[tuple[Any, ...], int]]:
+    """The cells (`cell_of`) in first-seen order with their indexes, those that are bounds (`is_ceiling`), and
+    the index of each (compressor, condition, ratio) as rows hold it, to look rows up by."""
+    flags = dict(
+        zip(zip(map(_CELL_KEY, rows), _column(rows, "ceiling", _UNSET), strict=True), rows, strict=True)
+    )  # a row of each
+    cells: dict[Cell, int] = {}
+    ceilings: set[Cell] = set()
+    cell_at: dict[tuple[Any, ...], int] = {}
+    for (key, _), row in flags.items():
+        cell = cell_of(row)
+        cell_at[key] = cells.setdefault(cell, len(cells))
+        if is_ceiling(row):
+            ceilings.add(cell)
+    return cells, ceilings, cell_at
+
+
 def _new_goal(row: Mapping[str, Any], several: bool = False) -> dict[str, Any]:
     return {
         "context": row["context_id"],
         "language": row.get("language") or "",
-        "index": {},
         "questions": [],
         "memories": {},
         "answers": [],
@@ -105,44 +132,107 @@ def _new_goal(row: Mapping[str, Any], several: bool = False) -> dict[str, Any]:
     }
 
 
-def _answer(row: Mapping[str, Any], goal: dict[str, Any], cells: dict[Cell, int], source: str | None) -> list[Any]:
-    """[question index, cell index, answer, verdict 1/0/None, outcome index or None, (error)]."""
-    index, qid = goal["index"], row["question_id"]
-    if qid not in index:
-        index[qid] = len(goal["questions"])
-        refs = [str(r) for r in row.get("references") or []]
-        marks = sorted({span for r in refs for span in reference_marks(source, r)}) if source else []
-        goal["questions"].append(
-            {"id": qid, "text": row.get("question") or "", "refs": refs, "marks": js_spans(source, marks)}
+def _goals(
+    answers: Sequence[Mapping[str, Any]],
+    cell_at: dict[tuple[Any, ...], int],
+    sources: Mapping[str, str],
+    settings: list[Setting] | None,
+) -> dict[str, dict[str, Any]]:
+    """The goals in the order of the answer rows, each with its questions (in first-seen order) and answers
+    (`_answers`); with `settings` (a run of several), each answer's index in them."""
+    questions = list(map(_QUESTION_KEY, answers))
+    firsts = dict(
+        zip(reversed(questions), reversed(answers), strict=True)
+    )  # each question's first row: the last one written
+    goals: dict[str, dict[str, Any]] = {}
+    position: dict[tuple[str, str], int] = {}
+    for key in dict.fromkeys(questions):
+        row = firsts[key]
+        goal = goals.get(key[0]) or goals.setdefault(key[0], _new_goal(row, settings is not None))
+        position[key] = len(goal["questions"])
+        goal["questions"].append(_question(row, sources.get(row["context_id"])))
+    entries = _answers(answers, map(position.__getitem__, questions), cell_at)
+    add = {gid: goal["answers"].append for gid, goal in goals.items()}
+    for (gid, _), entry in zip(questions, entries, strict=True):
+        add[gid](entry)
+    if settings is not None:
+        add = {gid: goal["settings"].append for gid, goal in goals.items()}
+        for (gid, _), index in zip(questions, _each(settings.index, map(setting_of, answers)), strict=True):
+            add[gid](index)
+    return goals
+
+
+def _question(row: Mapping[str, Any], source: str | None) -> dict[str, Any]:
+    """A question as its first answer row states it, with where its references occur in the source."""
+    refs = [str(r) for r in row.get("references") or []]
+    marks = sorted({span for r in refs for span in reference_marks(source, r)}) if source else []
+    return {"id": row["question_id"], "text": row.get("question") or "", "refs": refs, "marks": js_spans(source, marks)}
+
+
+def _answers(
+    answers: Sequence[Mapping[str, Any]], questions: Iterable[int], cell_at: dict[tuple[Any, ...], int]
+) -> list[list[Any]]:
+    """Per answer row [question index, cell index, answer, verdict 1/0/None, outcome index or None, (error)]."""
+    corrects = _column(answers, "correct")
+    outcomes = zip(_column(answers, "outcome", _UNSET), corrects, _column(answers, "evidence"), strict=True)
+    entries = list(
+        map(
+            list,
+            zip(
+                questions,
+                map(cell_at.__getitem__, map(_CELL_KEY, answers)),
+                _column(answers, "answer"),
+                _each(_verdict, corrects),
+                _each(_outcome_index, outcomes),
+                strict=True,
+            ),
         )
-    name = row_outcome(row)
-    verdict = None if row.get("correct") is None else int(bool(row["correct"]))
-    entry = [
-        index[qid],
-        cells[cell_of(row)],
-        row.get("answer"),
-        verdict,
-        OUTCOMES.index(name) if name in OUTCOMES else None,
-    ]
-    return [*entry, row["error"]] if row.get("error") else entry
+    )
+    for i in itertools.compress(itertools.count(), _column(answers, "error")):
+        entries[i].append(answers[i]["error"])
+    return entries
+
+
+def _verdict(correct: Any) -> int | None:
+    return None if correct is None else int(bool(correct))
+
+
+def _outcome_index(recorded: tuple[Any, Any, Any]) -> int | None:
+    """The index in OUTCOMES of (`outcome` column or `_UNSET`, verdict, evidence flag): `row_outcome`'s."""
+    name, correct, evidence = recorded
+    name = outcome(correct, evidence) if name is _UNSET else name
+    return OUTCOMES.index(name) if name in OUTCOMES else None
 
 
 def _memories(
-    memories: Sequence[Mapping[str, Any]], goals: dict[str, dict[str, Any]], cells: dict[Cell, int], sources: dict
+    memories: Sequence[Mapping[str, Any]],
+    goals: dict[str, dict[str, Any]],
+    cell_at: dict[tuple[Any, ...], int],
+    sources: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     """What the memories kept, once per source and memory text (a goal-blind memory is shared by its context's
     goals); each goal's `memories` maps a cell to [index in that list, tokens kept, budget, (error)]."""
     kept: list[dict[str, Any]] = []
     index: dict[tuple[str, Any], int] = {}
+    scanned: dict[tuple[str, str], dict[str, Any]] = {}  # one scan of a text that several rows hold
+    names = {i: str(i) for i in cell_at.values()}
     for i, m in enumerate(memories):
-        if m["goal_id"] not in goals:
+        goal = goals.get(m["goal_id"])
+        if goal is None:
             continue
         key = (m["context_id"], m.get("memory_sha256") or i)
         if key not in index:
             index[key] = len(kept)
-            kept.append(_kept(sources.get(m["context_id"]), m.get("memory")))
+            memory = m.get("memory")
+            if isinstance(memory, str):
+                text = (m["context_id"], memory)
+                if text not in scanned:
+                    scanned[text] = _kept(sources.get(m["context_id"]), memory)
+                kept.append(scanned[text])
+            else:
+                kept.append(_kept(sources.get(m["context_id"]), memory))
         entry = [index[key], m.get("retained_tokens"), m.get("budget")]
-        goals[m["goal_id"]]["memories"][str(cells[cell_of(m)])] = [*entry, m["error"]] if m.get("error") else entry
+        goal["memories"][names[cell_at[_CELL_KEY(m)]]] = [*entry, m["error"]] if m.get("error") else entry
     return kept
 
 
