@@ -21,7 +21,7 @@ from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.judging_page import judging_blocks
 from gacc_hf.results.layout import RunResults
-from gacc_hf.results.page_data import page_data
+from gacc_hf.results.page_data import collector_paused, page_data
 from gacc_hf.results.views import setting_views, settings_line, several_settings
 from gacc_hf.scoring.settings import setting_label
 from gacc_hf.templates import render, template_text
@@ -118,7 +118,10 @@ def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
     """The page's HTML; `plots` are PNG files inlined as data URIs."""
     cfg = run.config
     names = ", ".join(c["name"] for c in cfg["compressors"])
-    shown = page_data(run)
+    with collector_paused():  # the data are freed before it runs again, so it has none of them to walk
+        shown = page_data(run)
+        data, judges = script_json(shown), len({judge for _, judge in shown.get("roles", [])}) > 1
+        del shown
     return render(
         __file__,
         "page.html.j2",
@@ -126,12 +129,12 @@ def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
         setup=f"{settings_line(cfg)}; "
         f"ratios {', '.join(f'{r:g}' for r in cfg['ratios'])}; conditions {', '.join(cfg['conditions'])}",
         settings=several_settings(cfg),
-        judges=len({judge for _, judge in shown.get("roles", [])}) > 1,
+        judges=judges,
         clean=not any(run.payload["integrity"].values()),
         tables=summary_tables(run),
         judging=judging_blocks(run.payload),
         plots=[(p.stem, "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode("ascii")) for p in plots],
-        data=script_json(shown),
+        data=data,
         script="\n".join(template_text(__file__, name) for name in PAGE_SCRIPTS),
     )
 

@@ -13,18 +13,21 @@ harness would give them: no language, an outcome derived from verdict and eviden
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import functools
+import gc
 import hashlib
 import itertools
 import json
 import operator
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.layout import RunResults
 from gacc_hf.scoring.outcomes import OUTCOMES, outcome
-from gacc_hf.scoring.settings import Setting, setting_label, setting_of, settings_of
+from gacc_hf.scoring.settings import SETTING, setting_label, setting_of, settings_of
 from gacc_hf.text.spans import kept_spans, reference_marks
 
 Cell = tuple[str, str, float]
@@ -49,21 +52,35 @@ def sources_of(memories: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 def page_data(run: RunResults) -> dict[str, Any]:
     """The JSON document of the page: cells, outcomes and one entry per goal, in the order of the answer rows."""
-    sources = sources_of(run.memories)
-    cells, ceilings, cell_at = _cells([*run.memories, *run.answers])
-    settings = settings_of(run.answers)
-    several = len(settings) > 1  # then each goal lists its answers' settings (`settings`, in answer order)
-    goals = _goals(run.answers, cell_at, sources, settings if several else None)
-    kept = _memories(run.memories, goals, cell_at, sources)
-    return {
-        "run": run_key(run.config),
-        **({"settings": [setting_label(s) for s in settings], "roles": [list(s) for s in settings]} if several else {}),
-        "cells": [[*cell, cell in ceilings] for cell in cells],
-        "outcomes": list(OUTCOMES),
-        "kept": kept,
-        "sources": {cid: sources[cid] for cid in dict.fromkeys(g["context"] for g in goals.values()) if cid in sources},
-        "goals": [{"id": gid, **goal} for gid, goal in goals.items()],
-    }
+    with collector_paused():
+        sources = sources_of(run.memories)
+        memory_kinds, memory_rows = _kinds(run.memories, _MEMORY_KIND)
+        answer_kinds, answer_rows = _kinds(run.answers, _ANSWER_KIND)
+        cells, ceilings, cell_index = _cells([*memory_rows.values(), *answer_rows.values()])
+        settings = settings_of(answer_rows.values())
+        several = len(settings) > 1  # then each goal lists its answers' settings (`settings`, in answer order)
+        judged = {
+            kind: (cell, *_judged(row), settings.index(setting_of(row)) if several else None, row.get("error"))  # type: ignore[arg-type]
+            for (kind, row), cell in zip(answer_rows.items(), cell_index[len(memory_rows) :], strict=True)
+        }
+        goals = _goals(run.answers, list(map(judged.__getitem__, answer_kinds)), sources, several)
+        at = dict(zip(memory_rows, cell_index[: len(memory_rows)], strict=True))
+        kept = _memories(run.memories, list(map(at.__getitem__, memory_kinds)), goals, sources)
+        return {
+            "run": run_key(run.config),
+            **(
+                {"settings": [setting_label(s) for s in settings], "roles": [list(s) for s in settings]}
+                if several
+                else {}
+            ),
+            "cells": [[*cell, cell in ceilings] for cell in cells],
+            "outcomes": list(OUTCOMES),
+            "kept": kept,
+            "sources": {
+                cid: sources[cid] for cid in dict.fromkeys(g["context"] for g in goals.values()) if cid in sources
+            },
+            "goals": [{"id": gid, **goal} for gid, goal in goals.items()],
+        }
 
 
 # what makes a run the run it is (not when, where or how fast it ran): the page files a person's labels under it
@@ -82,43 +99,74 @@ def run_key(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(kept, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-# The rows are read a column at a time (`map` over `operator` getters) and each distinct value of a column is
-# worked out once: a release-size run has some 240,000 answer rows, and a call per row and field is most of the
-# page's time (docs/performance.md).
-_UNSET = object()  # what `get` gives for a column a row lacks, told apart from a None it holds
-_CELL_KEY = operator.itemgetter("compressor", "condition", "ratio")
+# A release-size run has some 240,000 answer rows, and a Python call per row and field was most of the page's
+# time (docs/performance.md). So the rows are read a column at a time (`map` over an `operator.itemgetter`), and
+# what an answer's entry holds besides its question and text is worked out once per kind of row: the columns of
+# `_ANSWER_KIND` (a few hundred distinct values in a run: cells times verdicts and outcomes times settings).
+_UNSET = object()  # a column a row lacks (the rows of an older folder), told apart from a None it holds
 _QUESTION_KEY = operator.itemgetter("goal_id", "question_id")
+#: what `cell_of` and `is_ceiling` read
+_MEMORY_KIND = ("compressor", "condition", "ratio", "ceiling")
+#: what an answer's cell, verdict, outcome (`row_outcome`), setting (`setting_of`) and error are read from
+_ANSWER_KIND = (*_MEMORY_KIND, "outcome", "correct", "evidence", *SETTING, "error")
+_CELL, _VERDICT, _OUTCOME, _SETTING, _ERROR = map(operator.itemgetter, range(5))
 
 
-def _column(rows: Sequence[Mapping[str, Any]], name: str, default: Any = None) -> list[Any]:
-    return list(map(operator.methodcaller("get", name, default), rows))
-
-
-def _each(function: Callable[[Any], Any], values: Iterable[Any]) -> list[Any]:
-    """`function` of each value, called once per distinct value (a column holds few: verdicts, outcomes)."""
-    values = list(values)
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while the page's data are built (and written): they are some 300,000 new
+    lists that hold no cycle, and each full collection their making sets off walks every object of the run's
+    rows, which at the release's size took longer than building the data. Nested use is fine: the outermost
+    turns the collector back on, and only where it was on."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
     try:
-        once = {value: function(value) for value in set(values)}
-    except TypeError:  # a value that cannot be a key: one call each
-        return list(map(function, values))
-    return list(map(once.__getitem__, values))
+        yield
+    finally:
+        gc.enable()
 
 
-def _cells(rows: Sequence[Mapping[str, Any]]) -> tuple[dict[Cell, int], set[Cell], dict[tuple[Any, ...], int]]:
-    """The cells (`cell_of`) in first-seen order with their indexes, those that are bounds (`is_ceiling`), and
-    the index of each (compressor, condition, ratio) as rows hold it, to look rows up by."""
-    flags = dict(
-        zip(zip(map(_CELL_KEY, rows), _column(rows, "ceiling", _UNSET), strict=True), rows, strict=True)
-    )  # a row of each
+def _fields(rows: Sequence[Mapping[str, Any]], names: tuple[str, ...], default: Any = None) -> list[Any]:
+    """Each row's value of the one name, or tuple of values of several; `default` where a row lacks one."""
+    try:
+        return list(map(operator.itemgetter(*names), rows))
+    except KeyError:  # a row without one of the columns
+        if len(names) == 1:
+            return [row.get(names[0], default) for row in rows]
+        return [tuple(row.get(name, default) for name in names) for row in rows]
+
+
+def _kinds(
+    rows: Sequence[Mapping[str, Any]], columns: tuple[str, ...]
+) -> tuple[list[tuple[Any, ...]], dict[tuple[Any, ...], dict[str, Any]]]:
+    """Each row's values of `columns` (its kind), and each distinct kind in first-seen order as a row of those
+    columns alone (without those a row lacks), for the functions that read only them."""
+    kinds = _fields(rows, columns, _UNSET)
+    return kinds, {k: {c: v for c, v in zip(columns, k, strict=True) if v is not _UNSET} for k in dict.fromkeys(kinds)}
+
+
+def _cells(rows: Iterable[Mapping[str, Any]]) -> tuple[dict[Cell, int], set[Cell], list[int]]:
+    """The cells (`cell_of`) of the rows in first-seen order with their indexes, those that are bounds
+    (`is_ceiling`), and each row's cell index."""
     cells: dict[Cell, int] = {}
     ceilings: set[Cell] = set()
-    cell_at: dict[tuple[Any, ...], int] = {}
-    for (key, _), row in flags.items():
+    index = []
+    for row in rows:
         cell = cell_of(row)
-        cell_at[key] = cells.setdefault(cell, len(cells))
+        index.append(cells.setdefault(cell, len(cells)))
         if is_ceiling(row):
             ceilings.add(cell)
-    return cells, ceilings, cell_at
+    return cells, ceilings, index
+
+
+def _judged(row: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """An answer's verdict 1/0/None and index in OUTCOMES (`row_outcome`) or None."""
+    name = row_outcome(row)
+    return None if row.get("correct") is None else int(bool(row["correct"])), OUTCOMES.index(
+        name
+    ) if name in OUTCOMES else None
 
 
 def _new_goal(row: Mapping[str, Any], several: bool = False) -> dict[str, Any]:
@@ -133,31 +181,26 @@ def _new_goal(row: Mapping[str, Any], several: bool = False) -> dict[str, Any]:
 
 
 def _goals(
-    answers: Sequence[Mapping[str, Any]],
-    cell_at: dict[tuple[Any, ...], int],
-    sources: Mapping[str, str],
-    settings: list[Setting] | None,
+    answers: Sequence[Mapping[str, Any]], judged: list[tuple[Any, ...]], sources: Mapping[str, str], several: bool
 ) -> dict[str, dict[str, Any]]:
     """The goals in the order of the answer rows, each with its questions (in first-seen order) and answers
-    (`_answers`); with `settings` (a run of several), each answer's index in them."""
+    (`_answers`; `judged`: each row's (cell, verdict, outcome, setting, error)); in a run of `several` settings,
+    each answer's setting."""
     questions = list(map(_QUESTION_KEY, answers))
-    firsts = dict(
-        zip(reversed(questions), reversed(answers), strict=True)
-    )  # each question's first row: the last one written
+    firsts: dict[tuple[str, str], Mapping[str, Any]] = {}
+    collections.deque(map(firsts.setdefault, questions, answers), maxlen=0)  # each question's first row, in order
     goals: dict[str, dict[str, Any]] = {}
     position: dict[tuple[str, str], int] = {}
-    for key in dict.fromkeys(questions):
-        row = firsts[key]
-        goal = goals.get(key[0]) or goals.setdefault(key[0], _new_goal(row, settings is not None))
+    for key, row in firsts.items():
+        goal = goals.get(key[0]) or goals.setdefault(key[0], _new_goal(row, several))
         position[key] = len(goal["questions"])
         goal["questions"].append(_question(row, sources.get(row["context_id"])))
-    entries = _answers(answers, map(position.__getitem__, questions), cell_at)
     add = {gid: goal["answers"].append for gid, goal in goals.items()}
-    for (gid, _), entry in zip(questions, entries, strict=True):
+    for (gid, _), entry in zip(questions, _answers(answers, map(position.__getitem__, questions), judged), strict=True):
         add[gid](entry)
-    if settings is not None:
+    if several:
         add = {gid: goal["settings"].append for gid, goal in goals.items()}
-        for (gid, _), index in zip(questions, _each(settings.index, map(setting_of, answers)), strict=True):
+        for (gid, _), index in zip(questions, map(_SETTING, judged), strict=True):
             add[gid](index)
     return goals
 
@@ -170,59 +213,38 @@ def _question(row: Mapping[str, Any], source: str | None) -> dict[str, Any]:
 
 
 def _answers(
-    answers: Sequence[Mapping[str, Any]], questions: Iterable[int], cell_at: dict[tuple[Any, ...], int]
+    answers: Sequence[Mapping[str, Any]], questions: Iterable[int], judged: list[tuple[Any, ...]]
 ) -> list[list[Any]]:
     """Per answer row [question index, cell index, answer, verdict 1/0/None, outcome index or None, (error)]."""
-    corrects = _column(answers, "correct")
-    outcomes = zip(_column(answers, "outcome", _UNSET), corrects, _column(answers, "evidence"), strict=True)
-    entries = list(
-        map(
-            list,
-            zip(
-                questions,
-                map(cell_at.__getitem__, map(_CELL_KEY, answers)),
-                _column(answers, "answer"),
-                _each(_verdict, corrects),
-                _each(_outcome_index, outcomes),
-                strict=True,
-            ),
-        )
-    )
-    for i in itertools.compress(itertools.count(), _column(answers, "error")):
-        entries[i].append(answers[i]["error"])
+    texts = _fields(answers, ("answer",))
+    columns = zip(questions, map(_CELL, judged), texts, map(_VERDICT, judged), map(_OUTCOME, judged), strict=True)
+    entries = list(map(list, columns))
+    for i in itertools.compress(itertools.count(), map(_ERROR, judged)):
+        entries[i].append(judged[i][4])
     return entries
-
-
-def _verdict(correct: Any) -> int | None:
-    return None if correct is None else int(bool(correct))
-
-
-def _outcome_index(recorded: tuple[Any, Any, Any]) -> int | None:
-    """The index in OUTCOMES of (`outcome` column or `_UNSET`, verdict, evidence flag): `row_outcome`'s."""
-    name, correct, evidence = recorded
-    name = outcome(correct, evidence) if name is _UNSET else name
-    return OUTCOMES.index(name) if name in OUTCOMES else None
 
 
 def _memories(
     memories: Sequence[Mapping[str, Any]],
+    cells: list[int],
     goals: dict[str, dict[str, Any]],
-    cell_at: dict[tuple[Any, ...], int],
     sources: Mapping[str, str],
 ) -> list[dict[str, Any]]:
     """What the memories kept, once per source and memory text (a goal-blind memory is shared by its context's
-    goals); each goal's `memories` maps a cell to [index in that list, tokens kept, budget, (error)]."""
+    goals); each goal's `memories` maps a cell (`cells`: each row's index) to [index in that list, tokens kept,
+    budget, (error)]."""
     kept: list[dict[str, Any]] = []
     index: dict[tuple[str, Any], int] = {}
     scanned: dict[tuple[str, str], dict[str, Any]] = {}  # one scan of a text that several rows hold
-    names = {i: str(i) for i in cell_at.values()}
-    for i, m in enumerate(memories):
+    names = {cell: str(cell) for cell in set(cells)}
+    for i, (m, cell) in enumerate(zip(memories, cells, strict=True)):
         goal = goals.get(m["goal_id"])
         if goal is None:
             continue
         key = (m["context_id"], m.get("memory_sha256") or i)
-        if key not in index:
-            index[key] = len(kept)
+        at = index.get(key)
+        if at is None:
+            at = index[key] = len(kept)
             memory = m.get("memory")
             if isinstance(memory, str):
                 text = (m["context_id"], memory)
@@ -231,8 +253,10 @@ def _memories(
                 kept.append(scanned[text])
             else:
                 kept.append(_kept(sources.get(m["context_id"]), memory))
-        entry = [index[key], m.get("retained_tokens"), m.get("budget")]
-        goal["memories"][names[cell_at[_CELL_KEY(m)]]] = [*entry, m["error"]] if m.get("error") else entry
+        entry = [at, m.get("retained_tokens"), m.get("budget")]
+        if m.get("error"):
+            entry.append(m["error"])
+        goal["memories"][names[cell]] = entry
     return kept
 
 
