@@ -21,13 +21,13 @@ import hashlib
 import itertools
 import json
 import operator
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.layout import RunResults
 from gacc_hf.scoring.outcomes import OUTCOMES, outcome
-from gacc_hf.scoring.settings import SETTING, setting_label, setting_of, settings_of
+from gacc_hf.scoring.settings import SETTING, Setting, setting_label, setting_of, settings_of
 from gacc_hf.text.spans import kept_spans, reference_marks
 
 Cell = tuple[str, str, float]
@@ -54,18 +54,14 @@ def page_data(run: RunResults) -> dict[str, Any]:
     """The JSON document of the page: cells, outcomes and one entry per goal, in the order of the answer rows."""
     with collector_paused():
         sources = sources_of(run.memories)
-        memory_kinds, memory_rows = _kinds(run.memories, _MEMORY_KIND)
-        answer_kinds, answer_rows = _kinds(run.answers, _ANSWER_KIND)
-        cells, ceilings, cell_index = _cells([*memory_rows.values(), *answer_rows.values()])
-        settings = settings_of(answer_rows.values())
+        grid = _Grid()
+        memory_cells = _Kinds(_MEMORY_KIND, grid.index).of(run.memories)
+        kinds = _Kinds(_ANSWER_KIND, lambda row: (grid.index(row), *_judged(row), setting_of(row), row.get("error")))
+        judged = kinds.of(run.answers)
+        settings = settings_of(kinds.rows)
         several = len(settings) > 1  # then each goal lists its answers' settings (`settings`, in answer order)
-        judged = {
-            kind: (cell, *_judged(row), settings.index(setting_of(row)) if several else None, row.get("error"))  # type: ignore[arg-type]
-            for (kind, row), cell in zip(answer_rows.items(), cell_index[len(memory_rows) :], strict=True)
-        }
-        goals = _goals(run.answers, list(map(judged.__getitem__, answer_kinds)), sources, several)
-        at = dict(zip(memory_rows, cell_index[: len(memory_rows)], strict=True))
-        kept = _memories(run.memories, list(map(at.__getitem__, memory_kinds)), goals, sources)
+        goals = _goals(run.answers, judged, sources, settings if several else None)
+        kept = _memories(run.memories, memory_cells, goals, sources)
         return {
             "run": run_key(run.config),
             **(
@@ -73,7 +69,7 @@ def page_data(run: RunResults) -> dict[str, Any]:
                 if several
                 else {}
             ),
-            "cells": [[*cell, cell in ceilings] for cell in cells],
+            "cells": [[*cell, cell in grid.ceilings] for cell in grid.cells],
             "outcomes": list(OUTCOMES),
             "kept": kept,
             "sources": {
@@ -110,6 +106,8 @@ _MEMORY_KIND = ("compressor", "condition", "ratio", "ceiling")
 #: what an answer's cell, verdict, outcome (`row_outcome`), setting (`setting_of`) and error are read from
 _ANSWER_KIND = (*_MEMORY_KIND, "outcome", "correct", "evidence", *SETTING, "error")
 _CELL, _VERDICT, _OUTCOME, _SETTING, _ERROR = map(operator.itemgetter, range(5))
+#: what a memory's entry is made of, besides its cell
+_MEMORY_ROW = ("goal_id", "context_id", "memory_sha256", "memory", "retained_tokens", "budget", "error")
 
 
 @contextlib.contextmanager
@@ -138,27 +136,38 @@ def _fields(rows: Sequence[Mapping[str, Any]], names: tuple[str, ...], default: 
         return [tuple(row.get(name, default) for name in names) for row in rows]
 
 
-def _kinds(
-    rows: Sequence[Mapping[str, Any]], columns: tuple[str, ...]
-) -> tuple[list[tuple[Any, ...]], dict[tuple[Any, ...], dict[str, Any]]]:
-    """Each row's values of `columns` (its kind), and each distinct kind in first-seen order as a row of those
-    columns alone (without those a row lacks), for the functions that read only them."""
-    kinds = _fields(rows, columns, _UNSET)
-    return kinds, {k: {c: v for c, v in zip(columns, k, strict=True) if v is not _UNSET} for k in dict.fromkeys(kinds)}
+class _Kinds(dict[tuple[Any, ...], Any]):
+    """What `work` makes of each kind of row (its values of `columns`), worked out on the kind's first lookup
+    (so in first-seen order) from a row of those columns alone, without those the row lacks; `rows` holds
+    those rows."""
+
+    def __init__(self, columns: tuple[str, ...], work: Callable[[dict[str, Any]], Any]) -> None:
+        super().__init__()
+        self.columns, self.work, self.rows = columns, work, []
+
+    def __missing__(self, kind: tuple[Any, ...]) -> Any:
+        row = {c: v for c, v in zip(self.columns, kind, strict=True) if v is not _UNSET}
+        self.rows.append(row)
+        self[kind] = value = self.work(row)
+        return value
+
+    def of(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """What `work` makes of each row's kind: one lookup a row, one call a kind."""
+        return list(map(self.__getitem__, _fields(rows, self.columns, _UNSET)))
 
 
-def _cells(rows: Iterable[Mapping[str, Any]]) -> tuple[dict[Cell, int], set[Cell], list[int]]:
-    """The cells (`cell_of`) of the rows in first-seen order with their indexes, those that are bounds
-    (`is_ceiling`), and each row's cell index."""
-    cells: dict[Cell, int] = {}
-    ceilings: set[Cell] = set()
-    index = []
-    for row in rows:
+class _Grid:
+    """The cells (`cell_of`) in first-seen order with their indexes, and those that are bounds (`is_ceiling`)."""
+
+    def __init__(self) -> None:
+        self.cells: dict[Cell, int] = {}
+        self.ceilings: set[Cell] = set()
+
+    def index(self, row: Mapping[str, Any]) -> int:
         cell = cell_of(row)
-        index.append(cells.setdefault(cell, len(cells)))
         if is_ceiling(row):
-            ceilings.add(cell)
-    return cells, ceilings, index
+            self.ceilings.add(cell)
+        return self.cells.setdefault(cell, len(self.cells))
 
 
 def _judged(row: Mapping[str, Any]) -> tuple[int | None, int | None]:
@@ -181,26 +190,30 @@ def _new_goal(row: Mapping[str, Any], several: bool = False) -> dict[str, Any]:
 
 
 def _goals(
-    answers: Sequence[Mapping[str, Any]], judged: list[tuple[Any, ...]], sources: Mapping[str, str], several: bool
+    answers: Sequence[Mapping[str, Any]],
+    judged: list[tuple[Any, ...]],
+    sources: Mapping[str, str],
+    settings: list[Setting] | None,
 ) -> dict[str, dict[str, Any]]:
     """The goals in the order of the answer rows, each with its questions (in first-seen order) and answers
-    (`_answers`; `judged`: each row's (cell, verdict, outcome, setting, error)); in a run of `several` settings,
-    each answer's setting."""
+    (`_answers`; `judged`: each row's (cell, verdict, outcome, setting, error)); with `settings` (a run of
+    several), each answer's index in them."""
     questions = list(map(_QUESTION_KEY, answers))
     firsts: dict[tuple[str, str], Mapping[str, Any]] = {}
     collections.deque(map(firsts.setdefault, questions, answers), maxlen=0)  # each question's first row, in order
     goals: dict[str, dict[str, Any]] = {}
     position: dict[tuple[str, str], int] = {}
     for key, row in firsts.items():
-        goal = goals.get(key[0]) or goals.setdefault(key[0], _new_goal(row, several))
+        goal = goals.get(key[0]) or goals.setdefault(key[0], _new_goal(row, settings is not None))
         position[key] = len(goal["questions"])
         goal["questions"].append(_question(row, sources.get(row["context_id"])))
     add = {gid: goal["answers"].append for gid, goal in goals.items()}
     for (gid, _), entry in zip(questions, _answers(answers, map(position.__getitem__, questions), judged), strict=True):
         add[gid](entry)
-    if several:
+    if settings is not None:
         add = {gid: goal["settings"].append for gid, goal in goals.items()}
-        for (gid, _), index in zip(questions, map(_SETTING, judged), strict=True):
+        at = {setting: settings.index(setting) for setting in set(map(_SETTING, judged))}
+        for (gid, _), index in zip(questions, map(at.__getitem__, map(_SETTING, judged)), strict=True):
             add[gid](index)
     return goals
 
@@ -235,28 +248,20 @@ def _memories(
     budget, (error)]."""
     kept: list[dict[str, Any]] = []
     index: dict[tuple[str, Any], int] = {}
-    scanned: dict[tuple[str, str], dict[str, Any]] = {}  # one scan of a text that several rows hold
+    scanned = _Kinds(("context_id", "memory"), lambda m: _kept(sources.get(m["context_id"]), m.get("memory")))
+    stores = {gid: goal["memories"] for gid, goal in goals.items()}
     names = {cell: str(cell) for cell in set(cells)}
-    for i, (m, cell) in enumerate(zip(memories, cells, strict=True)):
-        goal = goals.get(m["goal_id"])
-        if goal is None:
+    rows = _fields(memories, _MEMORY_ROW)
+    for i, (gid, cid, sha, memory, tokens, budget, error), cell in zip(itertools.count(), rows, cells):
+        store = stores.get(gid)
+        if store is None:  # a memory of a goal without answers
             continue
-        key = (m["context_id"], m.get("memory_sha256") or i)
+        key = (cid, sha or i)
         at = index.get(key)
         if at is None:
             at = index[key] = len(kept)
-            memory = m.get("memory")
-            if isinstance(memory, str):
-                text = (m["context_id"], memory)
-                if text not in scanned:
-                    scanned[text] = _kept(sources.get(m["context_id"]), memory)
-                kept.append(scanned[text])
-            else:
-                kept.append(_kept(sources.get(m["context_id"]), memory))
-        entry = [at, m.get("retained_tokens"), m.get("budget")]
-        if m.get("error"):
-            entry.append(m["error"])
-        goal["memories"][names[cell]] = entry
+            kept.append(scanned[cid, memory])  # one scan of a text that several rows hold
+        store[names[cell]] = [at, tokens, budget, error] if error else [at, tokens, budget]
     return kept
 
 
