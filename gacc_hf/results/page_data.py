@@ -130,10 +130,10 @@ def _fields(rows: Sequence[Mapping[str, Any]], names: tuple[str, ...], default: 
     """Each row's value of the one name, or tuple of values of several; `default` where a row lacks one."""
     try:
         return list(map(operator.itemgetter(*names), rows))
-    except KeyError:  # a row without one of the columns
-        if len(names) == 1:
-            return [row.get(names[0], default) for row in rows]
-        return [tuple(row.get(name, default) for name in names) for row in rows]
+    except KeyError:  # a row without one of the columns: read column by column, each as fast as it can be
+        if len(names) > 1:
+            return list(zip(*(_fields(rows, (name,), default) for name in names), strict=True))
+        return [row.get(names[0], default) for row in rows]
 
 
 class _Kinds(dict[tuple[Any, ...], Any]):

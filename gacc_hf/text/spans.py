@@ -33,25 +33,32 @@ def kept_spans(source: str, memory: str) -> tuple[list[Span], list[str]]:
     >>> kept_spans("磁盘写满了。随后切换。完成。", "磁盘写满了。总结：切换")
     ([(0, 6)], ['总结：切换'])
     """
-    if not memory.strip():
+    text = memory.strip()
+    if not text:
         return [], []
-    whole = source.find(memory.strip())
+    whole = source.find(text)
     if whole >= 0:
-        return [(whole, whole + len(memory.strip()))], []
+        return [(whole, whole + len(text))], []
     spans: list[Span] = []
     missing: list[str] = []
     cursor = 0
     for line in filter(None, map(str.strip, memory.splitlines())):
-        for piece in [line] if line in source else split_sentences(line):  # the splitter only where it is needed
-            at = source.find(piece, cursor)
-            if at < 0:
-                at = source.find(piece)
+        found = _find(source, line, cursor)  # a whole line first: the splitter only where it is needed
+        for piece in [line] if found >= 0 else split_sentences(line):
+            at = found if found >= 0 else _find(source, piece, cursor)
             if at < 0:
                 missing.append(piece)
                 continue
             spans.append((at, at + len(piece)))
             cursor = at + len(piece)
     return merge_spans(source, spans), missing
+
+
+def _find(source: str, piece: str, cursor: int) -> int:
+    """Where `piece` is in `source`: after `cursor` first (extraction keeps source order), else anywhere (the
+    first), -1 if nowhere. The second search stops where the first began: nothing starts after `cursor`."""
+    at = source.find(piece, cursor)
+    return source.find(piece, 0, cursor + len(piece) - 1) if at < 0 else at
 
 
 def merge_spans(source: str, spans: list[Span]) -> list[Span]:
