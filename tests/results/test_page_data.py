@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gc
+
+import pytest
+
 from gacc_hf.results.layout import RunResults
-from gacc_hf.results.page_data import js_spans, page_data, row_outcome
+from gacc_hf.results.page_data import collector_paused, js_spans, page_data, row_outcome
 
 SOURCE = "First line.\nThe key is K-7.\n最后一行。"
 
@@ -80,6 +84,62 @@ def test_one_memory_text_of_a_context_is_stored_once_and_errors_are_kept():
     assert data["kept"] == [{"s": [0, len(SOURCE)]}, {"s": [0, 11]}, {"s": []}]
     assert [g["memories"]["1"] for g in data["goals"]] == [[1, 3, 4], [1, 3, 4]]
     assert data["goals"][0]["memories"]["2"] == [2, 3, 4, "compressor failed"]
+
+
+def test_one_memory_text_under_two_hashes_keeps_two_entries_of_the_same_spans():
+    memories = [
+        _memory("full", "full-context", SOURCE, 1.0),
+        _memory("none", "lines", "First line."),
+        {**_memory("own", "lines", "First line."), "memory_sha256": "another"},
+    ]
+    data = page_data(_run(memories, [_answer("lines", "none", True, True)]))
+    assert data["kept"] == [{"s": [0, len(SOURCE)]}, {"s": [0, 11]}, {"s": [0, 11]}]
+    assert data["goals"][0]["memories"] == {"0": [0, 3, 4], "1": [1, 3, 4], "2": [2, 3, 4]}
+
+
+def test_answers_stay_in_row_order_per_goal_with_their_settings():
+    one, other = {"reader": "m", "judge": "a"}, {"reader": "m", "judge": "b"}
+    answers = [
+        _answer("lines", "own", True, True, **one),
+        _answer("lines", "own", False, True, goal_id="c1/g2", question_id="c1/g2/q1", **one),
+        _answer("lines", "own", True, False, question_id="c1/g1/q2", **other),
+        _answer("lines", "none", None, None, answer=None, error="reader failed", **other),
+    ]
+    data = page_data(_run([], answers))
+    assert data["settings"] == ["reader m, judge a", "reader m, judge b"] and data["roles"] == [["m", "a"], ["m", "b"]]
+    first, second = data["goals"]
+    assert (first["id"], second["id"]) == ("c1/g1", "c1/g2")
+    assert [q["id"] for q in first["questions"]] == ["c1/g1/q1", "c1/g1/q2"]
+    assert first["answers"] == [[0, 0, "K-7", 1, 0], [1, 0, "K-7", 1, 1], [0, 1, None, None, None, "reader failed"]]
+    assert first["settings"] == [0, 1, 1]
+    assert second["answers"] == [[0, 0, "K-7", 0, 2]] and second["settings"] == [0]
+
+
+def test_a_ratio_written_whole_and_as_a_float_is_one_cell():
+    answers = [_answer("lines", "own", True, True, ratio=1), _answer("lines", "own", True, True, ratio=1.0)]
+    data = page_data(_run([], answers))
+    assert data["cells"] == [["lines", "own", 1.0, False]]
+    assert [a[1] for a in data["goals"][0]["answers"]] == [0, 0]
+
+
+def test_the_collector_is_paused_while_the_data_are_built_and_back_on_only_where_it_was():
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner one leaves it to the outer
+    assert gc.isenabled()
+    with pytest.raises(ValueError), collector_paused():
+        raise ValueError("a failure while building")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()  # off before, so off after
+    finally:
+        gc.enable()
 
 
 def test_outcomes_are_read_where_recorded_and_derived_where_not():

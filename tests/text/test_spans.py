@@ -44,6 +44,22 @@ def test_text_not_in_the_source_is_returned_apart(source, memory, missing):
     assert kept_spans(source, memory)[1] == missing
 
 
+@pytest.mark.parametrize(
+    ("source", "memory", "kept"),
+    [
+        # the second line starts before the end of the first (the cursor) and ends after it
+        (EN, "disk filled\nThe disk filled at", ["The disk filled at"]),
+        (ZH, "09:41 写满了\n磁盘在 09:41 写满了。随后", ["磁盘在 09:41 写满了。随后"]),
+        # the second line lies wholly before the first
+        (EN, "Owner: Priya.\nSummary", ["Summary", "Owner: Priya."]),
+        (ZH, "负责人：周嘉宁。\n概要", ["概要", "负责人：周嘉宁。"]),
+    ],
+)
+def test_a_line_before_the_previous_one_is_found_where_it_starts(source, memory, kept):
+    spans, missing = kept_spans(source, memory)
+    assert [source[a:b] for a, b in spans] == kept and missing == []
+
+
 def test_an_empty_memory_keeps_nothing():
     assert kept_spans(EN, "") == ([], []) and kept_spans(ZH, " \n ") == ([], [])
 
