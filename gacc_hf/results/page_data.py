@@ -106,8 +106,8 @@ _MEMORY_KIND = ("compressor", "condition", "ratio", "ceiling")
 #: what an answer's cell, verdict, outcome (`row_outcome`), setting (`setting_of`) and error are read from
 _ANSWER_KIND = (*_MEMORY_KIND, "outcome", "correct", "evidence", *SETTING, "error")
 _CELL, _VERDICT, _OUTCOME, _SETTING, _ERROR = map(operator.itemgetter, range(5))
-#: what a memory's entry is made of, besides its cell
-_MEMORY_ROW = ("goal_id", "context_id", "memory_sha256", "memory", "retained_tokens", "budget", "error")
+#: what a memory's entry is made of, besides its cell and error (a column a ledger may lack, so read apart)
+_MEMORY_ROW = ("goal_id", "context_id", "memory_sha256", "memory", "retained_tokens", "budget")
 
 
 @contextlib.contextmanager
@@ -251,8 +251,8 @@ def _memories(
     scanned = _Kinds(("context_id", "memory"), lambda m: _kept(sources.get(m["context_id"]), m.get("memory")))
     stores = {gid: goal["memories"] for gid, goal in goals.items()}
     names = {cell: str(cell) for cell in set(cells)}
-    rows = _fields(memories, _MEMORY_ROW)
-    for i, (gid, cid, sha, memory, tokens, budget, error), cell in zip(itertools.count(), rows, cells):
+    rows = zip(_fields(memories, _MEMORY_ROW), _fields(memories, ("error",)), cells, strict=True)
+    for i, ((gid, cid, sha, memory, tokens, budget), error, cell) in enumerate(rows):
         store = stores.get(gid)
         if store is None:  # a memory of a goal without answers
             continue
