@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from gacc_hf import strict_json
+from gacc_hf.collector import collector_paused
 from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.judging_page import judging_blocks
 from gacc_hf.results.layout import RunResults
-from gacc_hf.results.page_data import collector_paused, page_data
+from gacc_hf.results.page_data import page_data
 from gacc_hf.results.views import setting_views, settings_line, several_settings
 from gacc_hf.scoring.settings import setting_label
 from gacc_hf.templates import render, template_text
@@ -114,14 +115,14 @@ def _result_tables(run: RunResults) -> list[dict[str, Any]]:
     return tables
 
 
+@collector_paused()  # the page's data are some 300,000 new lists: see gacc_hf.collector
 def render_page(run: RunResults, plots: Sequence[Path] = ()) -> str:
     """The page's HTML; `plots` are PNG files inlined as data URIs."""
     cfg = run.config
     names = ", ".join(c["name"] for c in cfg["compressors"])
-    with collector_paused():  # the data are freed before it runs again, so it has none of them to walk
-        shown = page_data(run)
-        data, judges = script_json(shown), len({judge for _, judge in shown.get("roles", [])}) > 1
-        del shown
+    shown = page_data(run)
+    data, judges = script_json(shown), len({judge for _, judge in shown.get("roles", [])}) > 1
+    del shown  # some 300,000 lists, freed before the collector runs again: it has none of them to walk
     return render(
         __file__,
         "page.html.j2",

@@ -14,14 +14,12 @@ harness would give them: no language, an outcome derived from verdict and eviden
 from __future__ import annotations
 
 import collections
-import contextlib
 import functools
-import gc
 import hashlib
 import itertools
 import json
 import operator
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gacc_hf.protocol import is_ceiling
@@ -52,31 +50,24 @@ def sources_of(memories: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 
 def page_data(run: RunResults) -> dict[str, Any]:
     """The JSON document of the page: cells, outcomes and one entry per goal, in the order of the answer rows."""
-    with collector_paused():
-        sources = sources_of(run.memories)
-        grid = _Grid()
-        memory_cells = _Kinds(_MEMORY_KIND, grid.index).of(run.memories)
-        kinds = _Kinds(_ANSWER_KIND, lambda row: (grid.index(row), *_judged(row), setting_of(row), row.get("error")))
-        judged = kinds.of(run.answers)
-        settings = settings_of(kinds.rows)
-        several = len(settings) > 1  # then each goal lists its answers' settings (`settings`, in answer order)
-        goals = _goals(run.answers, judged, sources, settings if several else None)
-        kept = _memories(run.memories, memory_cells, goals, sources)
-        return {
-            "run": run_key(run.config),
-            **(
-                {"settings": [setting_label(s) for s in settings], "roles": [list(s) for s in settings]}
-                if several
-                else {}
-            ),
-            "cells": [[*cell, cell in grid.ceilings] for cell in grid.cells],
-            "outcomes": list(OUTCOMES),
-            "kept": kept,
-            "sources": {
-                cid: sources[cid] for cid in dict.fromkeys(g["context"] for g in goals.values()) if cid in sources
-            },
-            "goals": [{"id": gid, **goal} for gid, goal in goals.items()],
-        }
+    sources = sources_of(run.memories)
+    grid = _Grid()
+    memory_cells = _Kinds(_MEMORY_KIND, grid.index).of(run.memories)
+    kinds = _Kinds(_ANSWER_KIND, lambda row: (grid.index(row), *_judged(row), setting_of(row), row.get("error")))
+    judged = kinds.of(run.answers)
+    settings = settings_of(kinds.rows)
+    several = len(settings) > 1  # then each goal lists its answers' settings (`settings`, in answer order)
+    goals = _goals(run.answers, judged, sources, settings if several else None)
+    kept = _memories(run.memories, memory_cells, goals, sources)
+    return {
+        "run": run_key(run.config),
+        **({"settings": [setting_label(s) for s in settings], "roles": [list(s) for s in settings]} if several else {}),
+        "cells": [[*cell, cell in grid.ceilings] for cell in grid.cells],
+        "outcomes": list(OUTCOMES),
+        "kept": kept,
+        "sources": {cid: sources[cid] for cid in dict.fromkeys(g["context"] for g in goals.values()) if cid in sources},
+        "goals": [{"id": gid, **goal} for gid, goal in goals.items()],
+    }
 
 
 # what makes a run the run it is (not when, where or how fast it ran): the page files a person's labels under it
@@ -108,22 +99,6 @@ _ANSWER_KIND = (*_MEMORY_KIND, "outcome", "correct", "evidence", *SETTING, "erro
 _CELL, _VERDICT, _OUTCOME, _SETTING, _ERROR = map(operator.itemgetter, range(5))
 #: what a memory's entry is made of, besides its cell and error (a column a ledger may lack, so read apart)
 _MEMORY_ROW = ("goal_id", "context_id", "memory_sha256", "memory", "retained_tokens", "budget")
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while the page's data are built (and written): they are some 300,000 new
-    lists that hold no cycle, and each full collection their making sets off walks every object of the run's
-    rows, which at the release's size took longer than building the data. Nested use is fine: the outermost
-    turns the collector back on, and only where it was on."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _fields(rows: Sequence[Mapping[str, Any]], names: tuple[str, ...], default: Any = None) -> list[Any]:

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import gc
-
-import pytest
-
 from gacc_hf.results.layout import RunResults
-from gacc_hf.results.page_data import collector_paused, js_spans, page_data, row_outcome
+from gacc_hf.results.page_data import js_spans, page_data, row_outcome
 
 SOURCE = "First line.\nThe key is K-7.\n最后一行。"
 
@@ -120,26 +116,6 @@ def test_a_ratio_written_whole_and_as_a_float_is_one_cell():
     data = page_data(_run([], answers))
     assert data["cells"] == [["lines", "own", 1.0, False]]
     assert [a[1] for a in data["goals"][0]["answers"]] == [0, 0]
-
-
-def test_the_collector_is_paused_while_the_data_are_built_and_back_on_only_where_it_was():
-    assert gc.isenabled()
-    with collector_paused():
-        assert not gc.isenabled()
-        with collector_paused():
-            assert not gc.isenabled()
-        assert not gc.isenabled()  # the inner one leaves it to the outer
-    assert gc.isenabled()
-    with pytest.raises(ValueError), collector_paused():
-        raise ValueError("a failure while building")
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with collector_paused():
-            pass
-        assert not gc.isenabled()  # off before, so off after
-    finally:
-        gc.enable()
 
 
 def test_outcomes_are_read_where_recorded_and_derived_where_not():
