@@ -87,7 +87,7 @@ def run_key(config: Mapping[str, Any]) -> str:
 
 
 # A release-size run has some 240,000 answer rows, and a Python call per row and field was most of the page's
-# time (docs/performance.md). So the rows are read a column at a time (`map` over an `operator.itemgetter`), and
+# time (`benchmarks/page.py`). So the rows are read a column at a time (`map` over an `operator.itemgetter`), and
 # what an answer's entry holds besides its question and text is worked out once per kind of row: the columns of
 # `_ANSWER_KIND` (a few hundred distinct values in a run: cells times verdicts and outcomes times settings).
 _UNSET = object()  # a column a row lacks (the rows of an older folder), told apart from a None it holds
