@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from gacc_hf.scoring.groups import ABSENT, field_or_absent, grouped_by
+
 SETTING = ("reader", "judge")
 Setting = tuple[str, str]
 
@@ -40,6 +42,22 @@ def tagged(setting: Setting | None, rows: Iterable[Mapping[str, Any]]) -> list[d
     ]
 
 
+Parts = dict[Setting | None, list[Any]]
+_READER, _JUDGE = field_or_absent("reader"), field_or_absent("judge")
+
+
+def setting_parts(rows: Sequence[Mapping[str, Any]]) -> Parts:
+    """The rows of each setting (None: rows naming none), settings in first-seen order, each part's rows in
+    their order: the split `by_setting` computes over, made once for every figure of a run."""
+    keys = zip(map(_READER, rows), map(_JUDGE, rows))  # a setting per row, read in C
+    groups = grouped_by(keys, rows)
+    unnamed = [key for key in groups if ABSENT in key]
+    parts: Parts = {None if ABSENT in key else key: part for key, part in groups.items()}
+    if len(unnamed) > 1:  # rows naming a reader but no judge, or the reverse: one part, in row order
+        parts[None] = [r for r in rows if setting_of(r) is None]
+    return parts
+
+
 def by_setting(
     rows: Sequence[Mapping[str, Any]], compute: Callable[[list[Any]], list[dict[str, Any]]]
 ) -> list[dict[str, Any]]:
@@ -47,9 +65,11 @@ def by_setting(
 
     Each setting is computed alone, with the same bootstrap seed, so a one-setting run's figures are exactly
     those `compute` gives over all its rows."""
-    parts: dict[Setting | None, list[Any]] = {}
-    for row in rows:
-        parts.setdefault(setting_of(row), []).append(row)
+    return over_parts(setting_parts(rows), compute)
+
+
+def over_parts(parts: Parts, compute: Callable[[list[Any]], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """`by_setting` over rows already split by `setting_parts`."""
     if not parts:
         return compute([])
     return [out for setting, part in parts.items() for out in tagged(setting, compute(part))]
