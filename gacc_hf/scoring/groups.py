@@ -29,7 +29,7 @@ def grouped_by(keys: Iterable[K], rows: Iterable[T]) -> dict[K, list[T]]:
     {'a': [1, 4], 'b': [2, 3]}
     """
     out: dict[K, list[T]] = {}
-    for key, stretch in groupby(zip(keys, rows), _KEY):
+    for key, stretch in groupby(zip(keys, rows, strict=True), _KEY):
         members = map(_MEMBER, stretch)
         group = out.get(key)
         if group is None:
@@ -47,6 +47,22 @@ def grouped(rows: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
     """
     rows = rows if isinstance(rows, list) else list(rows)
     return grouped_by(map(key, rows), rows)
+
+
+def grouped_on(rows: list[T], fields: Callable[[T], Hashable], key: Callable[[T], K]) -> dict[K, list[T]]:
+    """`grouped(rows, key)` for a `key` that depends on the fields `fields` reads (the condition among them) and
+    the row's ceiling flag alone: the rows are grouped on those in C, and `key` is asked once a group.
+
+    Where two groups meet under one key (rows of a cell flagged False and rows with no flag, both no
+    ceiling), every row is asked instead, so that each group keeps its rows in their order.
+    """
+    out: dict[K, list[T]] = {}
+    for members in grouped_by(zip(map(fields, rows), map(CEILING_FLAG, rows), strict=True), rows).values():
+        k = key(members[0])
+        if k in out:
+            return grouped(rows, key)
+        out[k] = members
+    return out
 
 
 def field_or_absent(field: str) -> Callable[[Any], Any]:

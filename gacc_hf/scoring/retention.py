@@ -11,15 +11,20 @@ not above closed; its interval is undefined when some draw has full not above cl
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from gacc_hf.protocol import is_ceiling
+from gacc_hf.scoring.groups import grouped_on
 from gacc_hf.scoring.scores import _interval, _resampled_ratios
 from gacc_hf.scoring.shares import per_goal
 
 FLOOR, CEILING = "closed", "full"
+_CELL, _CONDITION = itemgetter("compressor", "condition", "ratio"), itemgetter("condition")
+_QUESTION, _GOAL, _CORRECT = itemgetter("question_id"), itemgetter("goal_id"), itemgetter("correct")
+_FIRST, _SECOND = itemgetter(0), itemgetter(1)
 
 
 def _undefined(reason: str | None) -> dict[str, Any]:
@@ -31,7 +36,8 @@ Verdicts = dict[str, tuple[str, bool]]  # question id -> (goal id, correct)
 
 
 def _verdicts(rows: Sequence[Mapping[str, Any]]) -> Verdicts:
-    return {str(r["question_id"]): (str(r["goal_id"]), bool(r["correct"])) for r in rows}
+    goals, correct = map(str, map(_GOAL, rows)), map(bool, map(_CORRECT, rows))
+    return dict(zip(map(str, map(_QUESTION, rows)), zip(goals, correct, strict=True), strict=True))  # read in C
 
 
 def missing_bound(answers: Sequence[Mapping[str, Any]]) -> str | None:
@@ -40,7 +46,7 @@ def missing_bound(answers: Sequence[Mapping[str, Any]]) -> str | None:
     >>> missing_bound([{"condition": "own"}, {"condition": "full"}])
     'the run has no closed condition to normalise by'
     """
-    present = {str(r["condition"]) for r in answers}
+    present = set(map(str, set(map(_CONDITION, answers))))  # read in C
     absent = [c for c in (FLOOR, CEILING) if c not in present]
     return f"the run has no {' and no '.join(absent)} condition to normalise by" if absent else None
 
@@ -65,8 +71,9 @@ def _retention(a: Verdicts, c: Verdicts, f: Verdicts, n_boot: int, seed: int) ->
     """`retention` of the verdicts by question id of a cell (`a`), the floor (`c`) and the ceiling (`f`)."""
     if not a.keys() <= f.keys() or not a.keys() <= c.keys():
         return _undefined("closed or full did not answer the same questions")
-    goals = [goal for goal, _ in a.values()]
-    _, (cell_c, closed_c, full_c) = per_goal(goals, [[s[q][1] for q in a] for s in (a, c, f)])
+    goals = list(map(_FIRST, a.values()))
+    verdicts = [list(map(_SECOND, map(s.__getitem__, a))) for s in (a, c, f)]
+    _, (cell_c, closed_c, full_c) = per_goal(goals, verdicts)
     gain, room = cell_c - closed_c, full_c - closed_c
     out = _undefined(None if room.sum() > 0 else "full is not above closed")
     out.update({"closed_micro": float(closed_c.sum() / len(a)), "full_micro": float(full_c.sum() / len(a))})
@@ -81,15 +88,24 @@ def _retention(a: Verdicts, c: Verdicts, f: Verdicts, n_boot: int, seed: int) ->
     return out
 
 
+def _part(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """Where `retention_rows` puts a row: its method cell, its bound (closed or full), or neither."""
+    if not is_ceiling(row):
+        return ("cell", str(row["compressor"]), str(row["condition"]), float(row["ratio"]))
+    if row["condition"] in (FLOOR, CEILING):
+        return ("bound", str(row["condition"]))
+    return ("neither", *_CELL(row))
+
+
 def retention_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """The retention of every method cell (compressor, condition, ratio), in first-seen order."""
     cells: dict[tuple[str, str, float], list[Mapping[str, Any]]] = {}
     bounds: dict[str, list[Mapping[str, Any]]] = {FLOOR: [], CEILING: []}
-    for row in answers:
-        if not is_ceiling(row):
-            cells.setdefault((str(row["compressor"]), str(row["condition"]), float(row["ratio"])), []).append(row)
-        elif row["condition"] in bounds:
-            bounds[str(row["condition"])].append(row)
+    for (part, *key), rows in grouped_on(list(answers), _CELL, _part).items():
+        if part == "cell":
+            cells[tuple(key)] = rows  # type: ignore[index]
+        elif part == "bound":
+            bounds[key[0]] = rows
     reason = missing_bound(answers)
     closed, full = _verdicts(bounds[FLOOR]), _verdicts(bounds[CEILING])  # once, for every cell
     out = []

@@ -13,12 +13,14 @@ from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from itertools import repeat
-from operator import is_not, itemgetter
+from operator import is_not, itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
+
+from gacc_hf.scoring.groups import grouped
 
 DEFAULT_BOOTSTRAP = 1000
 _CHUNK_CELLS = 4_000_000  # resampled goal indices held in memory at once
@@ -269,16 +271,14 @@ def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) ->
     question's evidence survived. It needs no reader, so it separates compression loss from reader loss.
     Rows without an `evidence` field (results of older versions) get no evidence columns.
     """
-    cells: dict[tuple[str, str, float], list[dict[str, Any]]] = defaultdict(list)
-    for row in answers:
-        cells[_CELL(row)].append(row)
+    cells = grouped(answers, _CELL)
     # what is scored, per cell: correctness, then evidence where every row has it
     scored: list[tuple[list[str], list[bool]]] = []
     with_evidence = []
     for rows in cells.values():
         goals = list(map(_GOAL, rows))
         scored.append((goals, list(map(_CORRECT, rows))))
-        with_evidence.append(all("evidence" in r for r in rows))
+        with_evidence.append(all(map(_HAS_EVIDENCE, rows)))
         if with_evidence[-1]:
             scored.append((goals, list(map(bool, map(_EVIDENCE, rows)))))
     results = iter(score_many(scored, n_bootstrap, seed))
@@ -302,4 +302,5 @@ def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) ->
 # the fields of an answer row that scoring reads (taken by C-level getters: a run has ~100,000 rows)
 _CELL = itemgetter("compressor", "condition", "ratio")
 _GOAL, _CORRECT, _EVIDENCE, _ERROR = map(itemgetter, ("goal_id", "correct", "evidence", "error"))
+_HAS_EVIDENCE = methodcaller("__contains__", "evidence")
 _EVIDENCE_KEYS = ("micro", "macro", "micro_ci_low", "micro_ci_high", "macro_ci_low", "macro_ci_high")

@@ -49,7 +49,7 @@ _READER, _JUDGE = field_or_absent("reader"), field_or_absent("judge")
 def setting_parts(rows: Sequence[Mapping[str, Any]]) -> Parts:
     """The rows of each setting (None: rows naming none), settings in first-seen order, each part's rows in
     their order: the split `by_setting` computes over, made once for every figure of a run."""
-    keys = zip(map(_READER, rows), map(_JUDGE, rows))  # a setting per row, read in C
+    keys = zip(map(_READER, rows), map(_JUDGE, rows), strict=True)  # a setting per row, read in C
     groups = grouped_by(keys, rows)
     unnamed = [key for key in groups if ABSENT in key]
     parts: Parts = {None if ABSENT in key else key: part for key, part in groups.items()}

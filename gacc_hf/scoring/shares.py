@@ -7,8 +7,8 @@ of goals, as Micro and Macro are (`gacc_hf.scoring.scores`), because the questio
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -16,10 +16,13 @@ import pandas as pd
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
+from gacc_hf.scoring.groups import grouped
 from gacc_hf.scoring.outcomes import OUTCOMES
 from gacc_hf.scoring.scores import _interval, _resampled_ratios
 
 Cell = tuple[str, str, float]
+_CELL, _GOAL, _OUTCOME = itemgetter("compressor", "condition", "ratio"), itemgetter("goal_id"), itemgetter("outcome")
+_HAS_OUTCOME = methodcaller("__contains__", "outcome")
 
 
 def per_goal(goal_ids: Sequence[str], columns: Sequence[Sequence[float]]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -36,21 +39,22 @@ def per_goal(goal_ids: Sequence[str], columns: Sequence[Sequence[float]]) -> tup
 
 
 def _cells(answers: Sequence[Mapping[str, Any]]) -> dict[Cell, list[Mapping[str, Any]]]:
-    cells: dict[Cell, list[Mapping[str, Any]]] = defaultdict(list)
-    for row in answers:
-        cells[(str(row["compressor"]), str(row["condition"]), float(row["ratio"]))].append(row)
+    cells: dict[Cell, list[Mapping[str, Any]]] = {}
+    for (comp, cond, ratio), rows in grouped(answers, _CELL).items():  # the cells as the rows name them, then
+        cells.setdefault((str(comp), str(cond), float(ratio)), []).extend(rows)  # as scoring names them
     return cells
 
 
 def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """One row per (compressor, condition, ratio), in first-seen order: each outcome's share and its 95% CI
     (None without resampling); empty when the rows carry no outcome (results of older versions)."""
-    if not answers or any("outcome" not in row for row in answers):
+    if not answers or not all(map(_HAS_OUTCOME, answers)):
         return []
     out = []
     for (comp, cond, ratio), rows in _cells(answers).items():
-        flags = [[row["outcome"] == name for row in rows] for name in OUTCOMES]
-        n, counts = per_goal([str(row["goal_id"]) for row in rows], flags)
+        outcomes = np.array(list(map(_OUTCOME, rows)), dtype=object)
+        flags = [outcomes == name for name in OUTCOMES]  # what `row["outcome"] == name` gives, row by row
+        n, counts = per_goal(list(map(str, map(_GOAL, rows))), flags)
         denominator = n.astype(float)
         draws = _resampled_ratios([(c, denominator) for c in counts], n_boot, seed) if n_boot > 0 else None
         row: dict[str, Any] = {"compressor": comp, "condition": cond, "ratio": ratio}
