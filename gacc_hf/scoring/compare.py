@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gacc_hf.protocol import is_ceiling
-from gacc_hf.scoring.groups import grouped
+from gacc_hf.scoring.groups import cells_of
 from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_difference
 
 Key = tuple[str, float, str]
@@ -269,9 +269,9 @@ def condition_gaps(
     A positive gap means the compressor used the goal: its memory served the questions of that goal
     better than a memory made without it (none) or for another goal (cross).
     """
-    sides = grouped(answers, _COMPRESSOR_CONDITION)  # each compressor's rows by condition, in one pass
+    sides = cells_of(answers).by(_COMPRESSOR_CONDITION)  # each compressor's rows by condition
     out = []
-    for name in compressors(answers):
+    for name in dict.fromkeys(str(comp) for comp, _ in sides):  # `compressors(answers)`, one row a cell read
         for own, other in GAPS:
             if (name, own) not in sides or (name, other) not in sides:
                 continue

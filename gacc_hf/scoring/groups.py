@@ -8,8 +8,8 @@ group's rows in their order), with Python work per stretch instead of per row, i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable
-from itertools import groupby
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from itertools import chain, groupby
 from operator import itemgetter, methodcaller
 from typing import Any, TypeVar
 
@@ -20,6 +20,7 @@ _KEY, _MEMBER = itemgetter(0), itemgetter(1)
 ABSENT = object()  # what a getter made by `field_or_absent` gives for a row without the field
 #: a row's `ceiling` flag, ABSENT when it has none (`gacc_hf.protocol.is_ceiling` then reads its condition)
 CEILING_FLAG = methodcaller("get", "ceiling", ABSENT)
+_CELL = itemgetter("compressor", "condition", "ratio")
 
 
 def grouped_by(keys: Iterable[K], rows: Iterable[T]) -> dict[K, list[T]]:
@@ -49,20 +50,47 @@ def grouped(rows: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
     return grouped_by(map(key, rows), rows)
 
 
-def grouped_on(rows: list[T], fields: Callable[[T], Hashable], key: Callable[[T], K]) -> dict[K, list[T]]:
-    """`grouped(rows, key)` for a `key` that depends on the fields `fields` reads (the condition among them) and
-    the row's ceiling flag alone: the rows are grouped on those in C, and `key` is asked once a group.
+class Rows(list):  # type: ignore[type-arg]
+    """Answer rows that keep their `Cells` once made: every figure of a run groups the same rows by cell, so the
+    rows of one setting are grouped once for all of them. The rows must not change once grouped."""
 
-    Where two groups meet under one key (rows of a cell flagged False and rows with no flag, both no
-    ceiling), every row is asked instead, so that each group keeps its rows in their order.
+    cells: Cells | None = None
+
+
+def cells_of(rows: Sequence[Mapping[str, Any]]) -> Cells:
+    """The `Cells` of answer rows: those `Rows` keep, else made now."""
+    if isinstance(rows, Rows):
+        if rows.cells is None:
+            rows.cells = Cells(rows)
+        return rows.cells
+    return Cells(rows if isinstance(rows, list) else list(rows))
+
+
+class Cells:
+    """Answer rows grouped by (compressor, condition, ratio, ceiling flag), read in C, in first-seen order.
+
+    Every way a figure groups a run's rows (by cell as the rows name it, as scoring names it, by compressor
+    and condition, methods apart from ceilings) is a coarser grouping of these groups, made by asking its key
+    of one row a group (`by`).
     """
-    out: dict[K, list[T]] = {}
-    for members in grouped_by(zip(map(fields, rows), map(CEILING_FLAG, rows), strict=True), rows).values():
-        k = key(members[0])
-        if k in out:
-            return grouped(rows, key)
-        out[k] = members
-    return out
+
+    def __init__(self, rows: list[Mapping[str, Any]]) -> None:
+        self.rows = rows
+        keys = zip(map(_CELL, rows), map(CEILING_FLAG, rows), strict=True)
+        self.groups: list[list[int]] = list(grouped_by(keys, range(len(rows))).values())  # row indices
+
+    def by(self, key: Callable[[Mapping[str, Any]], K]) -> dict[K, list[Mapping[str, Any]]]:
+        """`grouped(rows, key)` for a `key` that reads no more than a row's compressor, condition, ratio and
+        ceiling flag (`gacc_hf.protocol.is_ceiling`): the key is asked of one row a group."""
+        parts: dict[K, list[list[int]]] = {}
+        for indices in self.groups:
+            parts.setdefault(key(self.rows[indices[0]]), []).append(indices)
+        return {k: self._members(p) for k, p in parts.items()}
+
+    def _members(self, parts: list[list[int]]) -> list[Mapping[str, Any]]:
+        # groups that meet under one key give their rows in row order (a merge of sorted runs)
+        indices = parts[0] if len(parts) == 1 else sorted(chain.from_iterable(parts))
+        return list(map(self.rows.__getitem__, indices))
 
 
 def field_or_absent(field: str) -> Callable[[Any], Any]:

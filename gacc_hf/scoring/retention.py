@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gacc_hf.protocol import is_ceiling
-from gacc_hf.scoring.groups import grouped_on
+from gacc_hf.scoring.groups import cells_of
 from gacc_hf.scoring.scores import _interval, _resampled_ratios
 from gacc_hf.scoring.shares import per_goal
 
@@ -101,7 +101,7 @@ def retention_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
     """The retention of every method cell (compressor, condition, ratio), in first-seen order."""
     cells: dict[tuple[str, str, float], list[Mapping[str, Any]]] = {}
     bounds: dict[str, list[Mapping[str, Any]]] = {FLOOR: [], CEILING: []}
-    for (part, *key), rows in grouped_on(list(answers), _CELL, _part).items():
+    for (part, *key), rows in cells_of(answers).by(_part).items():
         if part == "cell":
             cells[tuple(key)] = rows  # type: ignore[index]
         elif part == "bound":

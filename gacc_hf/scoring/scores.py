@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
-from gacc_hf.scoring.groups import grouped
+from gacc_hf.scoring.groups import cells_of
 
 DEFAULT_BOOTSTRAP = 1000
 _CHUNK_CELLS = 4_000_000  # resampled goal indices held in memory at once
@@ -89,6 +89,25 @@ def _resampled_ratios(pairs: list[tuple[np.ndarray, np.ndarray]], n_boot: int, s
             outs.append(sums[:, 0::2] / sums[:, 1::2])
     draws = np.concatenate(outs)
     return [draws[:, k] for k in range(len(pairs))]
+
+
+def resampled_cells(
+    cells: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]], n_boot: int, seed: int
+) -> list[list[np.ndarray]]:
+    """`_resampled_ratios` of each cell's (numerator, denominator) pairs, the cells with as many goals in one
+    product: the draws depend only on the seed, `n_boot` and the number of goals, so each cell's draws are
+    those resampling it alone gives, and the product reads the draws once for all cells instead of once a
+    cell (twice as fast on a run of 90 cells). Whole-number values only, as `_resampled_ratios` says."""
+    out: list[list[np.ndarray]] = [[] for _ in cells]
+    by_goals: dict[int, list[int]] = defaultdict(list)
+    for i, pairs in enumerate(cells):
+        if pairs:
+            by_goals[len(pairs[0][0])].append(i)
+    for members in by_goals.values():
+        draws = iter(_resampled_ratios([pair for i in members for pair in cells[i]], n_boot, seed))
+        for i in members:
+            out[i] = [next(draws) for _ in cells[i]]
+    return out
 
 
 @functools.lru_cache(maxsize=1)
@@ -181,22 +200,11 @@ def score_many(
     """
     tables = [goal_table(goal_ids, correct) for goal_ids, correct in cells]
     intervals: dict[int, tuple[tuple[float, float], tuple[float, float]]] = {}
-    by_goals: dict[int, list[int]] = defaultdict(list)
-    for i, table in enumerate(tables):
-        by_goals[len(table.goal_ids)].append(i)
-    for members in by_goals.values() if n_boot > 0 else ():
+    if n_boot > 0:
         # one draw of goals serves Micro and Macro: Micro is correct / questions within the drawn goals
-        pairs = [
-            pair
-            for i in members
-            for pair in (
-                (tables[i].n_correct, tables[i].n_questions),
-                (tables[i].all_correct, np.ones(len(tables[i].goal_ids))),
-            )
-        ]
-        draws = _resampled_ratios(pairs, n_boot, seed)
-        for j, i in enumerate(members):
-            intervals[i] = (_interval(draws[2 * j], confidence), _interval(draws[2 * j + 1], confidence))
+        pairs = [[(t.n_correct, t.n_questions), (t.all_correct, np.ones(len(t.goal_ids)))] for t in tables]
+        for i, (micro_draws, macro_draws) in enumerate(resampled_cells(pairs, n_boot, seed)):
+            intervals[i] = (_interval(micro_draws, confidence), _interval(macro_draws, confidence))
     out = []
     for i, table in enumerate(tables):
         n_q = table.n_questions.astype(float)
@@ -271,7 +279,7 @@ def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) ->
     question's evidence survived. It needs no reader, so it separates compression loss from reader loss.
     Rows without an `evidence` field (results of older versions) get no evidence columns.
     """
-    cells = grouped(answers, _CELL)
+    cells = cells_of(answers).by(_CELL)
     # what is scored, per cell: correctness, then evidence where every row has it
     scored: list[tuple[list[str], list[bool]]] = []
     with_evidence = []

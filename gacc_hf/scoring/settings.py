@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from gacc_hf.scoring.groups import ABSENT, field_or_absent, grouped_by
+from gacc_hf.scoring.groups import ABSENT, Rows, field_or_absent, grouped_by
 
 SETTING = ("reader", "judge")
 Setting = tuple[str, str]
@@ -48,13 +48,14 @@ _READER, _JUDGE = field_or_absent("reader"), field_or_absent("judge")
 
 def setting_parts(rows: Sequence[Mapping[str, Any]]) -> Parts:
     """The rows of each setting (None: rows naming none), settings in first-seen order, each part's rows in
-    their order: the split `by_setting` computes over, made once for every figure of a run."""
+    their order: the split `by_setting` computes over, made once for every figure of a run (each part keeps
+    its grouping by cell, `gacc_hf.scoring.groups.Rows`, for all of them)."""
     keys = zip(map(_READER, rows), map(_JUDGE, rows), strict=True)  # a setting per row, read in C
     groups = grouped_by(keys, rows)
     unnamed = [key for key in groups if ABSENT in key]
-    parts: Parts = {None if ABSENT in key else key: part for key, part in groups.items()}
+    parts: Parts = {None if ABSENT in key else key: Rows(part) for key, part in groups.items()}
     if len(unnamed) > 1:  # rows naming a reader but no judge, or the reverse: one part, in row order
-        parts[None] = [r for r in rows if setting_of(r) is None]
+        parts[None] = Rows(r for r in rows if setting_of(r) is None)
     return parts
 
 

@@ -16,12 +16,12 @@ import pandas as pd
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
-from gacc_hf.scoring.groups import grouped
+from gacc_hf.scoring.groups import cells_of
 from gacc_hf.scoring.outcomes import OUTCOMES
 from gacc_hf.scoring.scores import _interval, _resampled_ratios
 
 Cell = tuple[str, str, float]
-_CELL, _GOAL, _OUTCOME = itemgetter("compressor", "condition", "ratio"), itemgetter("goal_id"), itemgetter("outcome")
+_GOAL, _OUTCOME = itemgetter("goal_id"), itemgetter("outcome")
 _HAS_OUTCOME = methodcaller("__contains__", "outcome")
 
 
@@ -39,10 +39,12 @@ def per_goal(goal_ids: Sequence[str], columns: Sequence[Sequence[float]]) -> tup
 
 
 def _cells(answers: Sequence[Mapping[str, Any]]) -> dict[Cell, list[Mapping[str, Any]]]:
-    cells: dict[Cell, list[Mapping[str, Any]]] = {}
-    for (comp, cond, ratio), rows in grouped(answers, _CELL).items():  # the cells as the rows name them, then
-        cells.setdefault((str(comp), str(cond), float(ratio)), []).extend(rows)  # as scoring names them
-    return cells
+    return cells_of(answers).by(cell_of)
+
+
+def cell_of(row: Mapping[str, Any]) -> Cell:
+    """A row's (compressor, condition, ratio) as figures name them."""
+    return str(row["compressor"]), str(row["condition"]), float(row["ratio"])
 
 
 def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
