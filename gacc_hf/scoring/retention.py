@@ -18,7 +18,7 @@ import numpy as np
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.groups import cells_of
-from gacc_hf.scoring.scores import _interval, _resampled_ratios
+from gacc_hf.scoring.scores import _interval, _resampled_ratios, resampled_cells
 from gacc_hf.scoring.shares import per_goal
 
 FLOOR, CEILING = "closed", "full"
@@ -69,8 +69,20 @@ def retention(
 
 def _retention(a: Verdicts, c: Verdicts, f: Verdicts, n_boot: int, seed: int) -> dict[str, Any]:
     """`retention` of the verdicts by question id of a cell (`a`), the floor (`c`) and the ceiling (`f`)."""
+    out, pairs = _point(a, c, f)
+    if pairs and n_boot > 0:
+        _bound(out, _resampled_ratios(pairs, n_boot, seed))
+    return out
+
+
+Pair = tuple[np.ndarray, np.ndarray]
+
+
+def _point(a: Verdicts, c: Verdicts, f: Verdicts) -> tuple[dict[str, Any], list[Pair]]:
+    """`_retention` without its interval, and the per-goal (gain, 1) and (room, 1) pairs that resampling
+    takes (none where retention is undefined)."""
     if not a.keys() <= f.keys() or not a.keys() <= c.keys():
-        return _undefined("closed or full did not answer the same questions")
+        return _undefined("closed or full did not answer the same questions"), []
     goals = list(map(_FIRST, a.values()))
     verdicts = [list(map(_SECOND, map(s.__getitem__, a))) for s in (a, c, f)]
     _, (cell_c, closed_c, full_c) = per_goal(goals, verdicts)
@@ -78,14 +90,18 @@ def _retention(a: Verdicts, c: Verdicts, f: Verdicts, n_boot: int, seed: int) ->
     out = _undefined(None if room.sum() > 0 else "full is not above closed")
     out.update({"closed_micro": float(closed_c.sum() / len(a)), "full_micro": float(full_c.sum() / len(a))})
     if out["undefined"]:
-        return out
+        return out, []
     out["retention"] = float(gain.sum() / room.sum())
-    if n_boot > 0:
-        ones = np.ones(len(gain))
-        gains, rooms = _resampled_ratios([(gain, ones), (room, ones)], n_boot, seed)
-        if (rooms > 0).all():
-            out["retention_ci_low"], out["retention_ci_high"] = _interval(gains / rooms, 0.95)
-    return out
+    ones = np.ones(len(gain))
+    return out, [(gain, ones), (room, ones)]
+
+
+def _bound(out: dict[str, Any], draws: Sequence[np.ndarray]) -> None:
+    """Set the interval of a retention from its resampled gains and rooms (left None when some draw has full
+    not above closed)."""
+    gains, rooms = draws
+    if (rooms > 0).all():
+        out["retention_ci_low"], out["retention_ci_high"] = _interval(gains / rooms, 0.95)
 
 
 def _part(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -108,9 +124,13 @@ def retention_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
             bounds[key[0]] = rows
     reason = missing_bound(answers)
     closed, full = _verdicts(bounds[FLOOR]), _verdicts(bounds[CEILING])  # once, for every cell
+    points = [_point(_verdicts(rows), closed, full) for rows in cells.values()] if not reason else []
+    if points and n_boot > 0:
+        for (values, _), draws in zip(points, resampled_cells([p for _, p in points], n_boot, seed), strict=True):
+            if draws:
+                _bound(values, draws)
     out = []
-    for (comp, cond, ratio), rows in cells.items():
+    for k, (comp, cond, ratio) in enumerate(cells):
         head = {"compressor": comp, "condition": cond, "ratio": ratio}
-        values = _undefined(reason) if reason else _retention(_verdicts(rows), closed, full, n_boot, seed)
-        out.append({**head, **values})
+        out.append({**head, **(_undefined(reason) if reason else points[k][0])})
     return out

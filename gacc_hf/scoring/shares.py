@@ -18,7 +18,7 @@ from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.groups import cells_of
 from gacc_hf.scoring.outcomes import OUTCOMES
-from gacc_hf.scoring.scores import _interval, _resampled_ratios
+from gacc_hf.scoring.scores import _interval, resampled_cells
 
 Cell = tuple[str, str, float]
 _GOAL, _OUTCOME = itemgetter("goal_id"), itemgetter("outcome")
@@ -52,17 +52,20 @@ def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
     (None without resampling); empty when the rows carry no outcome (results of older versions)."""
     if not answers or not all(map(_HAS_OUTCOME, answers)):
         return []
-    out = []
-    for (comp, cond, ratio), rows in _cells(answers).items():
+    cells = _cells(answers)
+    tallies = []  # each cell's questions per goal and each outcome's count per goal
+    for rows in cells.values():
         outcomes = np.array(list(map(_OUTCOME, rows)), dtype=object)
         flags = [outcomes == name for name in OUTCOMES]  # what `row["outcome"] == name` gives, row by row
-        n, counts = per_goal(list(map(str, map(_GOAL, rows))), flags)
-        denominator = n.astype(float)
-        draws = _resampled_ratios([(c, denominator) for c in counts], n_boot, seed) if n_boot > 0 else None
+        tallies.append(per_goal(list(map(str, map(_GOAL, rows))), flags))
+    pairs = [[(c, n.astype(float)) for c in counts] for n, counts in tallies]
+    draws = resampled_cells(pairs, n_boot, seed) if n_boot > 0 else [None] * len(pairs)
+    out = []
+    for ((comp, cond, ratio), rows), (n, counts), drawn in zip(cells.items(), tallies, draws, strict=True):
         row: dict[str, Any] = {"compressor": comp, "condition": cond, "ratio": ratio}
         row["ceiling"] = is_ceiling(rows[0])
         for k, name in enumerate(OUTCOMES):
-            low, high = (None, None) if draws is None else _interval(draws[k], 0.95)
+            low, high = (None, None) if drawn is None else _interval(drawn[k], 0.95)
             row.update({name: float(counts[k].sum() / n.sum()), f"{name}_ci_low": low, f"{name}_ci_high": high})
         out.append({**row, "n_questions": len(rows)})
     return out
