@@ -14,6 +14,7 @@ from typing import Any
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.compare import format_table, paired_table
+from gacc_hf.scoring.groups import kept
 from gacc_hf.scoring.scores import score_answers
 
 
@@ -32,6 +33,10 @@ _LANGUAGE = operator.methodcaller("get", "language")
 
 def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
     """The languages of the answer rows in first-seen order; empty when a row records none."""
+    return kept(answers, "languages", _languages)
+
+
+def _languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
     found = dict.fromkeys(map(_LANGUAGE, answers))  # one pass in C: a run has ~100,000 rows
     if not found or any(not language for language in found):
         return []

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
+R = TypeVar("R")
 
 _KEY, _MEMBER = itemgetter(0), itemgetter(1)
 ABSENT = object()  # what a getter made by `field_or_absent` gives for a row without the field
@@ -51,19 +52,27 @@ def grouped(rows: Iterable[T], key: Callable[[T], K]) -> dict[K, list[T]]:
 
 
 class Rows(list):  # type: ignore[type-arg]
-    """Answer rows that keep their `Cells` once made: every figure of a run groups the same rows by cell, so the
-    rows of one setting are grouped once for all of them. The rows must not change once grouped."""
+    """Answer rows that keep what is computed from all of them once (`kept`): every figure of a run groups the
+    same rows by cell and reads their languages, so the rows of one setting are read once for all of them.
+    The rows must not change once read."""
 
-    cells: Cells | None = None
+    kept: dict[str, Any] | None = None
+
+
+def kept(rows: Sequence[Mapping[str, Any]], name: str, compute: Callable[[Sequence[Mapping[str, Any]]], R]) -> R:
+    """`compute(rows)`, kept by `Rows` under `name` for the next figure that asks."""
+    if not isinstance(rows, Rows):
+        return compute(rows)
+    if rows.kept is None:
+        rows.kept = {}
+    if name not in rows.kept:
+        rows.kept[name] = compute(rows)
+    return rows.kept[name]  # type: ignore[no-any-return]
 
 
 def cells_of(rows: Sequence[Mapping[str, Any]]) -> Cells:
-    """The `Cells` of answer rows: those `Rows` keep, else made now."""
-    if isinstance(rows, Rows):
-        if rows.cells is None:
-            rows.cells = Cells(rows)
-        return rows.cells
-    return Cells(rows if isinstance(rows, list) else list(rows))
+    """The `Cells` of answer rows (kept by `Rows`)."""
+    return kept(rows, "cells", lambda r: Cells(r if isinstance(r, list) else list(r)))
 
 
 class Cells:

@@ -50,8 +50,11 @@ def setting_parts(rows: Sequence[Mapping[str, Any]]) -> Parts:
     """The rows of each setting (None: rows naming none), settings in first-seen order, each part's rows in
     their order: the split `by_setting` computes over, made once for every figure of a run (each part keeps
     its grouping by cell, `gacc_hf.scoring.groups.Rows`, for all of them)."""
-    keys = zip(map(_READER, rows), map(_JUDGE, rows), strict=True)  # a setting per row, read in C
-    groups = grouped_by(keys, rows)
+    readers, judges = list(map(_READER, rows)), list(map(_JUDGE, rows))  # read in C
+    if rows and readers.count(readers[0]) == len(rows) and judges.count(judges[0]) == len(rows):
+        groups = {(readers[0], judges[0]): list(rows)}  # a run of one setting (or of none)
+    else:
+        groups = grouped_by(zip(readers, judges, strict=True), rows)
     unnamed = [key for key in groups if ABSENT in key]
     parts: Parts = {None if ABSENT in key else key: Rows(part) for key, part in groups.items()}
     if len(unnamed) > 1:  # rows naming a reader but no judge, or the reverse: one part, in row order
