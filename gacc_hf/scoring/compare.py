@@ -20,7 +20,7 @@ import numpy as np
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.groups import cells_of
-from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_difference
+from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_differences
 
 Key = tuple[str, float, str]
 GAPS = (("own", "none"), ("own", "cross"))
@@ -152,6 +152,7 @@ class _Side(NamedTuple):
     rows: Sequence[Mapping[str, Any]]
     keys: list[Key]
     index: dict[Key, int]
+    correct: np.ndarray  # each row's verdict, as bool(row["correct"])
 
 
 def _side(rows: Iterable[Mapping[str, Any]], label: str, condition: str | None = None) -> _Side:
@@ -167,7 +168,7 @@ def _side(rows: Iterable[Mapping[str, Any]], label: str, condition: str | None =
             if key in seen:
                 raise CompareError(f"{label} answers question {key[2]!r} twice at condition={key[0]}, ratio={key[1]:g}")
             seen.add(key)
-    return _Side(rows, keys, index)
+    return _Side(rows, keys, index, np.fromiter(map(bool, map(_CORRECT, rows)), bool, len(rows)))
 
 
 def _describe(keys: Iterable[Key]) -> str:
@@ -230,18 +231,29 @@ def paired_table(
 
 def _paired(a: _Side, b: _Side, n_boot: int, seed: int, labels: tuple[str, str]) -> list[dict[str, Any]]:
     """`paired_table` of two keyed sides: the cells are A's (condition, ratio), in A's order."""
+    cells = _paired_cells(a, b, labels)
+    differences = paired_differences([cell for _, cell in cells], n_boot=n_boot, seed=seed)
+    return [
+        {"condition": cond, "ratio": ratio, **_flat(d, with_ci=n_boot > 0)}
+        for ((cond, ratio), _), d in zip(cells, differences, strict=True)
+    ]
+
+
+PairedCell = tuple[np.ndarray, np.ndarray, np.ndarray]  # goal ids, A's verdicts, B's verdicts of one cell
+
+
+def _paired_cells(a: _Side, b: _Side, labels: tuple[str, str]) -> list[tuple[tuple[str, float], PairedCell]]:
+    """A's (condition, ratio) cells in A's order, each with its questions' goals and both sides' verdicts."""
     to_b, goals = _aligned(a, b, labels)
-    correct_a = np.fromiter(map(bool, map(_CORRECT, a.rows)), bool, len(a.rows))
-    correct_b = np.fromiter(map(bool, map(_CORRECT, b.rows)), bool, len(b.rows))[np.asarray(to_b, dtype=np.intp)]
+    correct_b = b.correct[np.asarray(to_b, dtype=np.intp)]
     goal_ids = np.asarray(goals, dtype=object)
     cells = list(map(_CELL_OF_KEY, a.keys))
     numbers = {cell: k for k, cell in enumerate(dict.fromkeys(cells))}
     codes = np.fromiter(map(numbers.__getitem__, cells), np.intp, len(cells))
     out = []
-    for (cond, ratio), k in numbers.items():
+    for cell, k in numbers.items():
         at = np.flatnonzero(codes == k)
-        d = paired_difference(goal_ids[at], correct_a[at], correct_b[at], n_boot=n_boot, seed=seed)
-        out.append({"condition": cond, "ratio": ratio, **_flat(d, with_ci=n_boot > 0)})
+        out.append((cell, (goal_ids[at], a.correct[at], correct_b[at])))
     return out
 
 
@@ -269,18 +281,24 @@ def condition_gaps(
     A positive gap means the compressor used the goal: its memory served the questions of that goal
     better than a memory made without it (none) or for another goal (cross).
     """
-    sides = cells_of(answers).by(_COMPRESSOR_CONDITION)  # each compressor's rows by condition
-    out = []
-    for name in dict.fromkeys(str(comp) for comp, _ in sides):  # `compressors(answers)`, one row a cell read
+    groups = cells_of(answers).by(_COMPRESSOR_CONDITION)  # each compressor's rows by condition
+    sides: dict[tuple[Any, Any], _Side] = {}  # keyed once, whichever gaps read them
+
+    def side(name: str, condition: str) -> _Side:
+        # paired over (ratio, question): the two conditions differ by design, so both are keyed "*"
+        if (name, condition) not in sides:
+            sides[name, condition] = _side(groups[name, condition], condition, "*")
+        return sides[name, condition]
+
+    heads, cells = [], []
+    for name in dict.fromkeys(str(comp) for comp, _ in groups):  # `compressors(answers)`, one row a cell read
         for own, other in GAPS:
-            if (name, own) not in sides or (name, other) not in sides:
-                continue
-            # paired over (ratio, question): the two sides' conditions differ by design, so both are keyed "*"
-            a, b = _side(sides[name, other], other, "*"), _side(sides[name, own], own, "*")
-            for cell in _paired(a, b, n_boot, seed, (other, own)):
-                cell.pop("condition")
-                out.append({"compressor": name, "gap": f"{own}-{other}", **cell})
-    return out
+            if (name, own) in groups and (name, other) in groups:
+                for (_, ratio), cell in _paired_cells(side(name, other), side(name, own), (other, own)):
+                    heads.append({"compressor": name, "gap": f"{own}-{other}", "ratio": ratio})
+                    cells.append(cell)
+    differences = paired_differences(cells, n_boot=n_boot, seed=seed)  # every gap resampled in shared products
+    return [{**head, **_flat(d, with_ci=n_boot > 0)} for head, d in zip(heads, differences, strict=True)]
 
 
 def _pct(x: float) -> str:

@@ -247,28 +247,49 @@ def paired_difference(
     >>> round(d.micro_diff, 4), d.macro_diff
     (0.3333, 0.5)
     """
-    if len(correct_a) != len(correct_b):
-        raise ValueError(f"paired verdicts differ in length: {len(correct_a)} vs {len(correct_b)}")
-    ta = goal_table(goal_ids, correct_a)
-    tb = goal_table(goal_ids, correct_b)
-    n_q = ta.n_questions.astype(float)
-    diff_c = (tb.n_correct - ta.n_correct).astype(float)
-    diff_all = tb.all_correct.astype(float) - ta.all_correct.astype(float)
-    micro_draws, macro_draws = _resampled_ratios([(diff_c, n_q), (diff_all, np.ones_like(n_q))], max(n_boot, 1), seed)
-    micro_a, micro_b = float(ta.n_correct.sum() / n_q.sum()), float(tb.n_correct.sum() / n_q.sum())
-    macro_a, macro_b = float(ta.all_correct.mean()), float(tb.all_correct.mean())
-    return PairedDifference(
-        micro_a,
-        micro_b,
-        macro_a,
-        macro_b,
-        micro_b - micro_a,
-        macro_b - macro_a,
-        _interval(micro_draws, confidence),
-        _interval(macro_draws, confidence),
-        int(n_q.sum()),
-        len(ta.goal_ids),
-    )
+    return paired_differences([(goal_ids, correct_a, correct_b)], n_boot, seed, confidence)[0]
+
+
+def paired_differences(
+    cells: Sequence[tuple[Sequence[str], Sequence[bool], Sequence[bool]]],
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[PairedDifference]:
+    """`paired_difference` of each (goal_ids, correct_a, correct_b) cell, the cells with as many goals
+    resampled in one product (`resampled_cells`): each interval is the one comparing the cell alone gives."""
+    tables = []
+    for goal_ids, correct_a, correct_b in cells:
+        if len(correct_a) != len(correct_b):
+            raise ValueError(f"paired verdicts differ in length: {len(correct_a)} vs {len(correct_b)}")
+        tables.append((goal_table(goal_ids, correct_a), goal_table(goal_ids, correct_b)))
+    pairs = []
+    for ta, tb in tables:
+        n_q = ta.n_questions.astype(float)
+        diff_c = (tb.n_correct - ta.n_correct).astype(float)
+        diff_all = tb.all_correct.astype(float) - ta.all_correct.astype(float)
+        pairs.append([(diff_c, n_q), (diff_all, np.ones_like(n_q))])
+    out = []
+    for (ta, tb), [(_, n_q), _], (micro_draws, macro_draws) in zip(
+        tables, pairs, resampled_cells(pairs, max(n_boot, 1), seed), strict=True
+    ):
+        micro_a, micro_b = float(ta.n_correct.sum() / n_q.sum()), float(tb.n_correct.sum() / n_q.sum())
+        macro_a, macro_b = float(ta.all_correct.mean()), float(tb.all_correct.mean())
+        out.append(
+            PairedDifference(
+                micro_a,
+                micro_b,
+                macro_a,
+                macro_b,
+                micro_b - micro_a,
+                macro_b - macro_a,
+                _interval(micro_draws, confidence),
+                _interval(macro_draws, confidence),
+                int(n_q.sum()),
+                len(ta.goal_ids),
+            )
+        )
+    return out
 
 
 def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
