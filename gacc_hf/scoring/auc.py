@@ -19,7 +19,7 @@ import numpy as np
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.compare import align
-from gacc_hf.scoring.groups import cells_of
+from gacc_hf.scoring.groups import cells_of, every_row_has
 from gacc_hf.scoring.scores import _interval, _resampled_ratios
 from gacc_hf.scoring.shares import Cell, cell_of, per_goal
 
@@ -62,11 +62,13 @@ def _weighted(curve: Curve, field: str) -> tuple[list[str], np.ndarray]:
     if any(curve[r].keys() != first.keys() for r in ratios):
         raise ValueError("the ratios of a curve answered different questions")
     weights = trapezoid_weights(ratios)
-    read = itemgetter(field)
-    values = sum(
-        w * np.fromiter(map(bool, map(read, map(curve[r].__getitem__, first))), float, len(first))
-        for w, r in zip(weights, ratios, strict=True)
-    )
+    read, order = itemgetter(field), list(first)
+
+    def verdicts(rows: dict[str, Mapping[str, Any]]) -> np.ndarray:  # in the first ratio's question order
+        in_order = rows.values() if list(rows) == order else map(rows.__getitem__, order)
+        return np.fromiter(map(bool, map(read, in_order)), float, len(order))
+
+    values = sum(w * verdicts(curve[r]) for w, r in zip(weights, ratios, strict=True))
     return list(map(str, map(_GOAL, first.values()))), np.asarray(values)
 
 
@@ -81,11 +83,12 @@ def _area(goals: list[str], values: np.ndarray, n_boot: int, seed: int) -> tuple
 def auc_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """Micro AUC (and evidence AUC where rows carry evidence) per (compressor, condition) run at 2+ ratios."""
     out = []
+    everywhere = every_row_has(answers, "evidence")
     for (comp, cond), curve in _curves(answers).items():
         if len(curve) < 2:
             continue
         row: dict[str, Any] = {"compressor": comp, "condition": cond, "ratios": sorted(curve)}
-        evidence = all(all(map(_HAS_EVIDENCE, rows.values())) for rows in curve.values())
+        evidence = everywhere or all(all(map(_HAS_EVIDENCE, rows.values())) for rows in curve.values())
         for field, name in (("correct", "micro_auc"), ("evidence", "evidence_auc"))[: 1 + evidence]:
             value, low, high = _area(*_weighted(curve, field), n_boot, seed)
             row.update({name: value, f"{name}_ci_low": low, f"{name}_ci_high": high})

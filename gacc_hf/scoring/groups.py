@@ -70,6 +70,11 @@ def kept(rows: Sequence[Mapping[str, Any]], name: str, compute: Callable[[Sequen
     return rows.kept[name]  # type: ignore[no-any-return]
 
 
+def every_row_has(rows: Sequence[Mapping[str, Any]], field: str) -> bool:
+    """Whether every row has `field` (kept by `Rows`): rows of older versions lack some fields."""
+    return kept(rows, f"has {field}", lambda r: all(map(methodcaller("__contains__", field), r)))
+
+
 def cells_of(rows: Sequence[Mapping[str, Any]]) -> Cells:
     """The `Cells` of answer rows (kept by `Rows`)."""
     return kept(rows, "cells", lambda r: Cells(r if isinstance(r, list) else list(r)))
@@ -87,6 +92,10 @@ class Cells:
         self.rows = rows
         keys = zip(map(_CELL, rows), map(CEILING_FLAG, rows), strict=True)
         self.groups: list[list[int]] = list(grouped_by(keys, range(len(rows))).values())  # row indices
+
+    def firsts(self) -> list[Mapping[str, Any]]:
+        """The first row of each group: one row of every (compressor, condition, ratio, ceiling flag)."""
+        return [self.rows[indices[0]] for indices in self.groups]
 
     def by(self, key: Callable[[Mapping[str, Any]], K]) -> dict[K, list[Mapping[str, Any]]]:
         """`grouped(rows, key)` for a `key` that reads no more than a row's compressor, condition, ratio and

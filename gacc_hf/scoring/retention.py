@@ -122,7 +122,7 @@ def retention_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
             cells[tuple(key)] = rows  # type: ignore[index]
         elif part == "bound":
             bounds[key[0]] = rows
-    reason = missing_bound(answers)
+    reason = missing_bound(cells_of(answers).firsts())  # the conditions present, read from one row a cell
     closed, full = _verdicts(bounds[FLOOR]), _verdicts(bounds[CEILING])  # once, for every cell
     points = [_point(_verdicts(rows), closed, full) for rows in cells.values()] if not reason else []
     if points and n_boot > 0:

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
 
-from gacc_hf.scoring.groups import cells_of
+from gacc_hf.scoring.groups import cells_of, every_row_has
 
 DEFAULT_BOOTSTRAP = 1000
 _CHUNK_CELLS = 4_000_000  # resampled goal indices held in memory at once
@@ -304,10 +304,11 @@ def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) ->
     # what is scored, per cell: correctness, then evidence where every row has it
     scored: list[tuple[list[str], list[bool]]] = []
     with_evidence = []
+    everywhere = every_row_has(answers, "evidence")
     for rows in cells.values():
         goals = list(map(_GOAL, rows))
         scored.append((goals, list(map(_CORRECT, rows))))
-        with_evidence.append(all(map(_HAS_EVIDENCE, rows)))
+        with_evidence.append(everywhere or all(map(_HAS_EVIDENCE, rows)))
         if with_evidence[-1]:
             scored.append((goals, list(map(bool, map(_EVIDENCE, rows)))))
     results = iter(score_many(scored, n_bootstrap, seed))

@@ -8,7 +8,7 @@ of goals, as Micro and Macro are (`gacc_hf.scoring.scores`), because the questio
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from operator import itemgetter, methodcaller
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -16,13 +16,12 @@ import pandas as pd
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
-from gacc_hf.scoring.groups import cells_of
+from gacc_hf.scoring.groups import cells_of, every_row_has
 from gacc_hf.scoring.outcomes import OUTCOMES
 from gacc_hf.scoring.scores import _interval, resampled_cells
 
 Cell = tuple[str, str, float]
 _GOAL, _OUTCOME = itemgetter("goal_id"), itemgetter("outcome")
-_HAS_OUTCOME = methodcaller("__contains__", "outcome")
 
 
 def per_goal(goal_ids: Sequence[str], columns: Sequence[Sequence[float]]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -50,7 +49,7 @@ def cell_of(row: Mapping[str, Any]) -> Cell:
 def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """One row per (compressor, condition, ratio), in first-seen order: each outcome's share and its 95% CI
     (None without resampling); empty when the rows carry no outcome (results of older versions)."""
-    if not answers or not all(map(_HAS_OUTCOME, answers)):
+    if not answers or not every_row_has(answers, "outcome"):
         return []
     cells = _cells(answers)
     tallies = []  # each cell's questions per goal and each outcome's count per goal
