@@ -150,6 +150,16 @@ def _interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def _intervals(draws: Sequence[np.ndarray], confidence: float) -> list[tuple[float, float]]:
+    """`_interval` of each column of draws, in one quantile call (each column's interval is the one it gives
+    alone: the quantiles of a column are taken along it)."""
+    if not draws:
+        return []
+    alpha = (1 - confidence) / 2
+    lows, highs = np.quantile(np.stack(draws, axis=1), [alpha, 1 - alpha], axis=0)
+    return list(zip(map(float, lows), map(float, highs), strict=True))
+
+
 @dataclass(frozen=True)
 class Score:
     """Micro and Macro with goal-bootstrap percentile intervals."""
@@ -203,8 +213,9 @@ def score_many(
     if n_boot > 0:
         # one draw of goals serves Micro and Macro: Micro is correct / questions within the drawn goals
         pairs = [[(t.n_correct, t.n_questions), (t.all_correct, np.ones(len(t.goal_ids)))] for t in tables]
-        for i, (micro_draws, macro_draws) in enumerate(resampled_cells(pairs, n_boot, seed)):
-            intervals[i] = (_interval(micro_draws, confidence), _interval(macro_draws, confidence))
+        bounds = iter(_intervals([d for drawn in resampled_cells(pairs, n_boot, seed) for d in drawn], confidence))
+        for i in range(len(tables)):
+            intervals[i] = (next(bounds), next(bounds))
     out = []
     for i, table in enumerate(tables):
         n_q = table.n_questions.astype(float)
@@ -269,10 +280,9 @@ def paired_differences(
         diff_c = (tb.n_correct - ta.n_correct).astype(float)
         diff_all = tb.all_correct.astype(float) - ta.all_correct.astype(float)
         pairs.append([(diff_c, n_q), (diff_all, np.ones_like(n_q))])
+    bounds = iter(_intervals([d for drawn in resampled_cells(pairs, max(n_boot, 1), seed) for d in drawn], confidence))
     out = []
-    for (ta, tb), [(_, n_q), _], (micro_draws, macro_draws) in zip(
-        tables, pairs, resampled_cells(pairs, max(n_boot, 1), seed), strict=True
-    ):
+    for (ta, tb), [(_, n_q), _] in zip(tables, pairs, strict=True):
         micro_a, micro_b = float(ta.n_correct.sum() / n_q.sum()), float(tb.n_correct.sum() / n_q.sum())
         macro_a, macro_b = float(ta.all_correct.mean()), float(tb.all_correct.mean())
         out.append(
@@ -283,8 +293,8 @@ def paired_differences(
                 macro_b,
                 micro_b - micro_a,
                 macro_b - macro_a,
-                _interval(micro_draws, confidence),
-                _interval(macro_draws, confidence),
+                next(bounds),
+                next(bounds),
                 int(n_q.sum()),
                 len(ta.goal_ids),
             )

@@ -18,7 +18,7 @@ from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.groups import cells_of, every_row_has
 from gacc_hf.scoring.outcomes import OUTCOMES
-from gacc_hf.scoring.scores import _interval, resampled_cells
+from gacc_hf.scoring.scores import _intervals, resampled_cells
 
 Cell = tuple[str, str, float]
 _GOAL, _OUTCOME = itemgetter("goal_id"), itemgetter("outcome")
@@ -58,13 +58,14 @@ def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
         flags = [outcomes == name for name in OUTCOMES]  # what `row["outcome"] == name` gives, row by row
         tallies.append(per_goal(list(map(str, map(_GOAL, rows))), flags))
     pairs = [[(c, n.astype(float)) for c in counts] for n, counts in tallies]
-    draws = resampled_cells(pairs, n_boot, seed) if n_boot > 0 else [None] * len(pairs)
+    draws = [d for drawn in resampled_cells(pairs, n_boot, seed) for d in drawn] if n_boot > 0 else []
+    bounds = iter(_intervals(draws, 0.95))
     out = []
-    for ((comp, cond, ratio), rows), (n, counts), drawn in zip(cells.items(), tallies, draws, strict=True):
+    for ((comp, cond, ratio), rows), (n, counts) in zip(cells.items(), tallies, strict=True):
         row: dict[str, Any] = {"compressor": comp, "condition": cond, "ratio": ratio}
         row["ceiling"] = is_ceiling(rows[0])
         for k, name in enumerate(OUTCOMES):
-            low, high = (None, None) if drawn is None else _interval(drawn[k], 0.95)
+            low, high = next(bounds) if n_boot > 0 else (None, None)
             row.update({name: float(counts[k].sum() / n.sum()), f"{name}_ci_low": low, f"{name}_ci_high": high})
         out.append({**row, "n_questions": len(rows)})
     return out
