@@ -153,6 +153,7 @@ class _Side(NamedTuple):
     keys: list[Key]
     index: dict[Key, int]
     correct: np.ndarray  # each row's verdict, as bool(row["correct"])
+    goals: list[Any]  # each row's goal id
 
 
 def _side(rows: Iterable[Mapping[str, Any]], label: str, condition: str | None = None) -> _Side:
@@ -168,7 +169,8 @@ def _side(rows: Iterable[Mapping[str, Any]], label: str, condition: str | None =
             if key in seen:
                 raise CompareError(f"{label} answers question {key[2]!r} twice at condition={key[0]}, ratio={key[1]:g}")
             seen.add(key)
-    return _Side(rows, keys, index, np.fromiter(map(bool, map(_CORRECT, rows)), bool, len(rows)))
+    correct = np.fromiter(map(bool, map(_CORRECT, rows)), bool, len(rows))
+    return _Side(rows, keys, index, correct, list(map(_GOAL, rows)))
 
 
 def _describe(keys: Iterable[Key]) -> str:
@@ -180,14 +182,17 @@ def _describe(keys: Iterable[Key]) -> str:
 def _aligned(a: _Side, b: _Side, labels: tuple[str, str]) -> tuple[list[int], list[Any]]:
     """For each row of A, the index of B's row of the same question, and the goal of each; refuses sides that
     do not cover the same questions, or that put a question in different goals."""
-    only = ((labels[0], a.index.keys() - b.index.keys()), (labels[1], b.index.keys() - a.index.keys()))
-    if any(keys for _, keys in only):
-        parts = "; ".join(f"only in {label}: {_describe(keys)}" for label, keys in only if keys)
-        raise CompareError(f"{labels[0]} and {labels[1]} do not cover the same questions: {parts}")
-    to_b = list(map(b.index.__getitem__, a.keys))
-    goals, goals_b = list(map(_GOAL, a.rows)), list(map(_GOAL, b.rows))
-    paired_goals = list(map(goals_b.__getitem__, to_b))
-    if any(map(ne, goals, paired_goals)):
+    if a.keys == b.keys:  # the same questions in the same order (how a run writes its conditions): row i is row i
+        to_b = list(range(len(a.keys)))
+    else:
+        only = ((labels[0], a.index.keys() - b.index.keys()), (labels[1], b.index.keys() - a.index.keys()))
+        if any(keys for _, keys in only):
+            parts = "; ".join(f"only in {label}: {_describe(keys)}" for label, keys in only if keys)
+            raise CompareError(f"{labels[0]} and {labels[1]} do not cover the same questions: {parts}")
+        to_b = list(map(b.index.__getitem__, a.keys))
+    goals = a.goals
+    paired_goals = b.goals if a.keys == b.keys else list(map(b.goals.__getitem__, to_b))
+    if goals != paired_goals:
         i = list(map(ne, goals, paired_goals)).index(True)
         ra, rb = a.rows[i], b.rows[to_b[i]]
         raise CompareError(
