@@ -32,12 +32,23 @@ def _undefined(reason: str | None) -> dict[str, Any]:
     return {**dict.fromkeys(keys), "undefined": reason}
 
 
-Verdicts = dict[str, tuple[str, bool]]  # question id -> (goal id, correct)
+Verdicts = tuple[list[str], list[str], list[bool]]  # question ids, their goal ids and verdicts, a question once
 
 
 def _verdicts(rows: Sequence[Mapping[str, Any]]) -> Verdicts:
-    goals, correct = map(str, map(_GOAL, rows)), map(bool, map(_CORRECT, rows))
-    return dict(zip(map(str, map(_QUESTION, rows)), zip(goals, correct, strict=True), strict=True))  # read in C
+    """Each question's goal and verdict, read in C; a question answered twice counts its last answer, in the
+    place of its first (as a dict by question id keeps them)."""
+    questions = list(map(str, map(_QUESTION, rows)))
+    goals, correct = list(map(str, map(_GOAL, rows))), list(map(bool, map(_CORRECT, rows)))
+    if len(set(questions)) < len(questions):
+        kept = dict(zip(questions, zip(goals, correct, strict=True), strict=True))
+        return list(kept), list(map(_FIRST, kept.values())), list(map(_SECOND, kept.values()))
+    return questions, goals, correct
+
+
+def _by_question(verdicts: Verdicts) -> dict[str, bool]:
+    questions, _, correct = verdicts
+    return dict(zip(questions, correct, strict=True))
 
 
 def missing_bound(answers: Sequence[Mapping[str, Any]]) -> str | None:
@@ -64,10 +75,11 @@ def retention(
     >>> retention(rows(1, 1, 0, 0), rows(1, 0, 0, 0), rows(1, 1, 1, 0), 0, 0)["retention"]
     0.5
     """
-    return _retention(_verdicts(cell), _verdicts(closed), _verdicts(full), n_boot, seed)
+    closed_by, full_by = _by_question(_verdicts(closed)), _by_question(_verdicts(full))
+    return _retention(_verdicts(cell), closed_by, full_by, n_boot, seed)
 
 
-def _retention(a: Verdicts, c: Verdicts, f: Verdicts, n_boot: int, seed: int) -> dict[str, Any]:
+def _retention(a: Verdicts, c: dict[str, bool], f: dict[str, bool], n_boot: int, seed: int) -> dict[str, Any]:
     """`retention` of the verdicts by question id of a cell (`a`), the floor (`c`) and the ceiling (`f`)."""
     out, pairs = _point(a, c, f)
     if pairs and n_boot > 0:
@@ -78,17 +90,18 @@ def _retention(a: Verdicts, c: Verdicts, f: Verdicts, n_boot: int, seed: int) ->
 Pair = tuple[np.ndarray, np.ndarray]
 
 
-def _point(a: Verdicts, c: Verdicts, f: Verdicts) -> tuple[dict[str, Any], list[Pair]]:
+def _point(a: Verdicts, c: dict[str, bool], f: dict[str, bool]) -> tuple[dict[str, Any], list[Pair]]:
     """`_retention` without its interval, and the per-goal (gain, 1) and (room, 1) pairs that resampling
     takes (none where retention is undefined)."""
-    if not a.keys() <= f.keys() or not a.keys() <= c.keys():
+    questions, goals, correct = a
+    if not all(map(f.__contains__, questions)) or not all(map(c.__contains__, questions)):
         return _undefined("closed or full did not answer the same questions"), []
-    goals = list(map(_FIRST, a.values()))
-    verdicts = [list(map(_SECOND, map(s.__getitem__, a))) for s in (a, c, f)]
+    verdicts = [correct, list(map(c.__getitem__, questions)), list(map(f.__getitem__, questions))]
     _, (cell_c, closed_c, full_c) = per_goal(goals, verdicts)
     gain, room = cell_c - closed_c, full_c - closed_c
     out = _undefined(None if room.sum() > 0 else "full is not above closed")
-    out.update({"closed_micro": float(closed_c.sum() / len(a)), "full_micro": float(full_c.sum() / len(a))})
+    n = len(questions)
+    out.update({"closed_micro": float(closed_c.sum() / n), "full_micro": float(full_c.sum() / n)})
     if out["undefined"]:
         return out, []
     out["retention"] = float(gain.sum() / room.sum())
@@ -123,7 +136,7 @@ def retention_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
         elif part == "bound":
             bounds[key[0]] = rows
     reason = missing_bound(cells_of(answers).firsts())  # the conditions present, read from one row a cell
-    closed, full = _verdicts(bounds[FLOOR]), _verdicts(bounds[CEILING])  # once, for every cell
+    closed, full = _by_question(_verdicts(bounds[FLOOR])), _by_question(_verdicts(bounds[CEILING]))  # once
     points = [_point(_verdicts(rows), closed, full) for rows in cells.values()] if not reason else []
     if points and n_boot > 0:
         for (values, _), draws in zip(points, resampled_cells([p for _, p in points], n_boot, seed), strict=True):
