@@ -152,8 +152,21 @@ class _Side(NamedTuple):
     rows: Sequence[Mapping[str, Any]]
     keys: list[Key]
     index: dict[Key, int]
-    correct: np.ndarray  # each row's verdict, as bool(row["correct"])
-    goals: list[Any]  # each row's goal id
+    read: dict[str, Any]  # what was read of every row, by name (`_goals`, `_verdicts`), kept for the next pairing
+
+
+def _goals(side: _Side) -> list[Any]:
+    """Each row's goal id."""
+    if "goals" not in side.read:
+        side.read["goals"] = list(map(_GOAL, side.rows))
+    return side.read["goals"]  # type: ignore[no-any-return]
+
+
+def _verdicts(side: _Side) -> np.ndarray:
+    """Each row's verdict, as bool(row["correct"])."""
+    if "correct" not in side.read:
+        side.read["correct"] = np.fromiter(map(bool, map(_CORRECT, side.rows)), bool, len(side.rows))
+    return side.read["correct"]  # type: ignore[no-any-return]
 
 
 def _side(rows: Iterable[Mapping[str, Any]], label: str, condition: str | None = None) -> _Side:
@@ -169,8 +182,7 @@ def _side(rows: Iterable[Mapping[str, Any]], label: str, condition: str | None =
             if key in seen:
                 raise CompareError(f"{label} answers question {key[2]!r} twice at condition={key[0]}, ratio={key[1]:g}")
             seen.add(key)
-    correct = np.fromiter(map(bool, map(_CORRECT, rows)), bool, len(rows))
-    return _Side(rows, keys, index, correct, list(map(_GOAL, rows)))
+    return _Side(rows, keys, index, {})
 
 
 def _describe(keys: Iterable[Key]) -> str:
@@ -190,8 +202,8 @@ def _aligned(a: _Side, b: _Side, labels: tuple[str, str]) -> tuple[list[int], li
             parts = "; ".join(f"only in {label}: {_describe(keys)}" for label, keys in only if keys)
             raise CompareError(f"{labels[0]} and {labels[1]} do not cover the same questions: {parts}")
         to_b = list(map(b.index.__getitem__, a.keys))
-    goals = a.goals
-    paired_goals = b.goals if a.keys == b.keys else list(map(b.goals.__getitem__, to_b))
+    goals = _goals(a)
+    paired_goals = _goals(b) if a.keys == b.keys else list(map(_goals(b).__getitem__, to_b))
     if goals != paired_goals:
         i = list(map(ne, goals, paired_goals)).index(True)
         ra, rb = a.rows[i], b.rows[to_b[i]]
@@ -250,7 +262,7 @@ PairedCell = tuple[np.ndarray, np.ndarray, np.ndarray]  # goal ids, A's verdicts
 def _paired_cells(a: _Side, b: _Side, labels: tuple[str, str]) -> list[tuple[tuple[str, float], PairedCell]]:
     """A's (condition, ratio) cells in A's order, each with its questions' goals and both sides' verdicts."""
     to_b, goals = _aligned(a, b, labels)
-    correct_b = b.correct[np.asarray(to_b, dtype=np.intp)]
+    correct_a, correct_b = _verdicts(a), _verdicts(b)[np.asarray(to_b, dtype=np.intp)]
     goal_ids = np.asarray(goals, dtype=object)
     cells = list(map(_CELL_OF_KEY, a.keys))
     numbers = {cell: k for k, cell in enumerate(dict.fromkeys(cells))}
@@ -258,7 +270,7 @@ def _paired_cells(a: _Side, b: _Side, labels: tuple[str, str]) -> list[tuple[tup
     out = []
     for cell, k in numbers.items():
         at = np.flatnonzero(codes == k)
-        out.append((cell, (goal_ids[at], a.correct[at], correct_b[at])))
+        out.append((cell, (goal_ids[at], correct_a[at], correct_b[at])))
     return out
 
 
