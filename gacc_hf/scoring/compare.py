@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from gacc_hf.protocol import is_ceiling
-from gacc_hf.scoring.groups import cells_of
+from gacc_hf.scoring.groups import cells_of, grouped_by
 from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_differences
 
 Key = tuple[str, float, str]
@@ -151,8 +151,14 @@ class _Side(NamedTuple):
 
     rows: Sequence[Mapping[str, Any]]
     keys: list[Key]
-    index: dict[Key, int]
-    read: dict[str, Any]  # what was read of every row, by name (`_goals`, `_verdicts`), kept for the next pairing
+    read: dict[str, Any]  # what was read of every row, by name (`_goals`, `_verdicts`, `_index`), kept
+
+
+def _index(side: _Side) -> dict[Key, int]:
+    """The row of each key (read only where two sides do not list their questions in one order)."""
+    if "index" not in side.read:
+        side.read["index"] = dict(zip(side.keys, range(len(side.keys)), strict=True))
+    return side.read["index"]  # type: ignore[no-any-return]
 
 
 def _goals(side: _Side) -> list[Any]:
@@ -175,14 +181,13 @@ def _side(rows: Iterable[Mapping[str, Any]], label: str, condition: str | None =
     rows = rows if isinstance(rows, list) else list(rows)
     conditions = repeat(condition, len(rows)) if condition is not None else map(str, map(_CONDITION, rows))
     keys = list(zip(conditions, map(float, map(_RATIO, rows)), map(str, map(_QUESTION, rows)), strict=True))
-    index = dict(zip(keys, range(len(keys)), strict=True))
-    if len(index) < len(keys):
+    if len(set(keys)) < len(keys):
         seen: set[Key] = set()
         for key in keys:
             if key in seen:
                 raise CompareError(f"{label} answers question {key[2]!r} twice at condition={key[0]}, ratio={key[1]:g}")
             seen.add(key)
-    return _Side(rows, keys, index, {})
+    return _Side(rows, keys, {})
 
 
 def _describe(keys: Iterable[Key]) -> str:
@@ -197,11 +202,12 @@ def _aligned(a: _Side, b: _Side, labels: tuple[str, str]) -> tuple[list[int], li
     if a.keys == b.keys:  # the same questions in the same order (how a run writes its conditions): row i is row i
         to_b = list(range(len(a.keys)))
     else:
-        only = ((labels[0], a.index.keys() - b.index.keys()), (labels[1], b.index.keys() - a.index.keys()))
+        index_a, index_b = _index(a), _index(b)
+        only = ((labels[0], index_a.keys() - index_b.keys()), (labels[1], index_b.keys() - index_a.keys()))
         if any(keys for _, keys in only):
             parts = "; ".join(f"only in {label}: {_describe(keys)}" for label, keys in only if keys)
             raise CompareError(f"{labels[0]} and {labels[1]} do not cover the same questions: {parts}")
-        to_b = list(map(b.index.__getitem__, a.keys))
+        to_b = list(map(index_b.__getitem__, a.keys))
     goals = _goals(a)
     paired_goals = _goals(b) if a.keys == b.keys else list(map(_goals(b).__getitem__, to_b))
     if goals != paired_goals:
@@ -264,12 +270,9 @@ def _paired_cells(a: _Side, b: _Side, labels: tuple[str, str]) -> list[tuple[tup
     to_b, goals = _aligned(a, b, labels)
     correct_a, correct_b = _verdicts(a), _verdicts(b)[np.asarray(to_b, dtype=np.intp)]
     goal_ids = np.asarray(goals, dtype=object)
-    cells = list(map(_CELL_OF_KEY, a.keys))
-    numbers = {cell: k for k, cell in enumerate(dict.fromkeys(cells))}
-    codes = np.fromiter(map(numbers.__getitem__, cells), np.intp, len(cells))
     out = []
-    for cell, k in numbers.items():
-        at = np.flatnonzero(codes == k)
+    for cell, rows in grouped_by(map(_CELL_OF_KEY, a.keys), range(len(a.keys))).items():
+        at = np.asarray(rows, dtype=np.intp)
         out.append((cell, (goal_ids[at], correct_a[at], correct_b[at])))
     return out
 
