@@ -12,7 +12,7 @@ import functools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
-from itertools import repeat
+from itertools import groupby, repeat
 from operator import is_not, itemgetter, methodcaller
 from typing import Any
 
@@ -41,15 +41,24 @@ class GoalTable:
 
 def goal_table(goal_ids: Sequence[str], correct: Sequence[bool]) -> GoalTable:
     """Group question verdicts by goal."""
-    if len(goal_ids) != len(correct):
-        raise ValueError(f"goal_ids has {len(goal_ids)} entries but correct has {len(correct)}")
+    return goal_tables(goal_ids, [correct])[0]
+
+
+def goal_tables(goal_ids: Sequence[str], columns: Sequence[Sequence[bool]]) -> list[GoalTable]:
+    """`goal_table` of each column of verdicts over the same questions, their goals grouped once."""
+    for correct in columns:
+        if len(goal_ids) != len(correct):
+            raise ValueError(f"goal_ids has {len(goal_ids)} entries but correct has {len(correct)}")
     if len(goal_ids) == 0:
         raise ValueError("cannot score zero questions")
     codes, uniq = pd.factorize(np.asarray(goal_ids, dtype=object), sort=False)
-    verdicts = np.asarray(correct, dtype=bool)
-    n_q = np.bincount(codes, minlength=len(uniq))
-    n_c = np.bincount(codes, weights=verdicts, minlength=len(uniq)).astype(np.int64)
-    return GoalTable([str(g) for g in uniq], n_q, n_c)
+    ids, n_q = [str(g) for g in uniq], np.bincount(codes, minlength=len(uniq))
+    out = []
+    for correct in columns:
+        verdicts = np.asarray(correct, dtype=bool)
+        n_c = np.bincount(codes, weights=verdicts, minlength=len(uniq)).astype(np.int64)
+        out.append(GoalTable(ids, n_q, n_c))
+    return out
 
 
 def micro(correct: Sequence[bool]) -> float:
@@ -208,7 +217,9 @@ def score_many(
     goals (every cell of a run, and a cell's evidence next to its correctness) are resampled in one pass
     over one set of draws: each interval is the one scoring the cell alone gives.
     """
-    tables = [goal_table(goal_ids, correct) for goal_ids, correct in cells]
+    tables = [  # cells in a row over the same goal ids (a cell's correctness, then its evidence) grouped once
+        table for _, same in groupby(cells, lambda cell: id(cell[0])) for table in goal_tables(*_columns(list(same)))
+    ]
     intervals: dict[int, tuple[tuple[float, float], tuple[float, float]]] = {}
     if n_boot > 0:
         # one draw of goals serves Micro and Macro: Micro is correct / questions within the drawn goals
@@ -239,6 +250,10 @@ class PairedDifference:
     macro_diff_ci: tuple[float, float]
     n_questions: int
     n_goals: int
+
+
+def _columns(cells: list[tuple[Sequence[str], Sequence[bool]]]) -> tuple[Sequence[str], list[Sequence[bool]]]:
+    return cells[0][0], [correct for _, correct in cells]
 
 
 def paired_difference(
@@ -273,7 +288,8 @@ def paired_differences(
     for goal_ids, correct_a, correct_b in cells:
         if len(correct_a) != len(correct_b):
             raise ValueError(f"paired verdicts differ in length: {len(correct_a)} vs {len(correct_b)}")
-        tables.append((goal_table(goal_ids, correct_a), goal_table(goal_ids, correct_b)))
+        ta, tb = goal_tables(goal_ids, [correct_a, correct_b])
+        tables.append((ta, tb))
     pairs = []
     for ta, tb in tables:
         n_q = ta.n_questions.astype(float)
