@@ -52,7 +52,7 @@ from gacc_hf.results.views import setting_views, settings_line, several_settings
 from gacc_hf.scoring.by_language import language_mismatch
 from gacc_hf.scoring.judging import format_judging
 from gacc_hf.scoring.outcomes import outcome
-from gacc_hf.scoring.reading import KEYS, reading_figures, setting_gaps, setting_scores
+from gacc_hf.scoring.reading import KEYS, all_figures
 from gacc_hf.scoring.settings import SETTING, Setting, config_settings, setting_label
 from gacc_hf.strict_json import check_finite
 
@@ -200,13 +200,7 @@ DERIVED = (REPORT_FILE, PAGE_FILE, SCORES_PNG, GAPS_PNG, OUTCOMES_PNG, AGREEMENT
 def derived_figures(answers: Sequence[Mapping[str, Any]], config: Mapping[str, Any]) -> dict[str, Any]:
     """Scores, goal gaps and reading aids computed from the answer rows alone, with the run's bootstrap settings."""
     n_boot, seed = int(config.get("n_bootstrap", 1000)), int(config.get("seed", 0))
-    scored = setting_scores(answers, n_boot, seed)
-    return {
-        "scores": scored["scores"],
-        "gaps": setting_gaps(answers, n_boot, seed),
-        "scores_by_language": scored["scores_by_language"],
-        **reading_figures(answers, n_boot, seed),
-    }
+    return all_figures(answers, n_boot, seed)
 
 
 class Documented(Protocol):

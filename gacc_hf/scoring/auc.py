@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
+from operator import itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
@@ -18,10 +19,13 @@ import numpy as np
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.compare import align
+from gacc_hf.scoring.groups import cells_of, every_row_has
 from gacc_hf.scoring.scores import _interval, _resampled_ratios
-from gacc_hf.scoring.shares import per_goal
+from gacc_hf.scoring.shares import Cell, cell_of, per_goal
 
 Curve = dict[float, dict[str, Mapping[str, Any]]]  # ratio -> question id -> answer row
+_QUESTION, _GOAL = itemgetter("question_id"), itemgetter("goal_id")
+_HAS_EVIDENCE = methodcaller("__contains__", "evidence")
 
 
 def trapezoid_weights(ratios: Sequence[float]) -> list[float]:
@@ -40,11 +44,15 @@ def trapezoid_weights(ratios: Sequence[float]) -> list[float]:
 def _curves(answers: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], Curve]:
     """The method rows of each (compressor, condition), by ratio and question id."""
     out: dict[tuple[str, str], Curve] = {}
-    for row in answers:
-        if not is_ceiling(row):
-            curve = out.setdefault((str(row["compressor"]), str(row["condition"])), {})
-            curve.setdefault(float(row["ratio"]), {})[str(row["question_id"])] = row
+    for cell, rows in cells_of(answers).by(_method_cell).items():
+        if cell is not None:
+            questions = map(str, map(_QUESTION, rows))
+            out.setdefault(cell[:2], {})[cell[2]] = dict(zip(questions, rows, strict=True))
     return out
+
+
+def _method_cell(row: Mapping[str, Any]) -> Cell | None:
+    return None if is_ceiling(row) else cell_of(row)
 
 
 def _weighted(curve: Curve, field: str) -> tuple[list[str], np.ndarray]:
@@ -54,11 +62,14 @@ def _weighted(curve: Curve, field: str) -> tuple[list[str], np.ndarray]:
     if any(curve[r].keys() != first.keys() for r in ratios):
         raise ValueError("the ratios of a curve answered different questions")
     weights = trapezoid_weights(ratios)
-    values = sum(
-        w * np.array([bool(curve[r][q][field]) for q in first], dtype=float)
-        for w, r in zip(weights, ratios, strict=True)
-    )
-    return [str(row["goal_id"]) for row in first.values()], np.asarray(values)
+    read, order = itemgetter(field), list(first)
+
+    def verdicts(rows: dict[str, Mapping[str, Any]]) -> np.ndarray:  # in the first ratio's question order
+        in_order = rows.values() if list(rows) == order else map(rows.__getitem__, order)
+        return np.fromiter(map(bool, map(read, in_order)), float, len(order))
+
+    values = sum(w * verdicts(curve[r]) for w, r in zip(weights, ratios, strict=True))
+    return list(map(str, map(_GOAL, first.values()))), np.asarray(values)
 
 
 def _area(goals: list[str], values: np.ndarray, n_boot: int, seed: int) -> tuple[float, Any, Any]:
@@ -72,11 +83,12 @@ def _area(goals: list[str], values: np.ndarray, n_boot: int, seed: int) -> tuple
 def auc_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """Micro AUC (and evidence AUC where rows carry evidence) per (compressor, condition) run at 2+ ratios."""
     out = []
+    everywhere = every_row_has(answers, "evidence")
     for (comp, cond), curve in _curves(answers).items():
         if len(curve) < 2:
             continue
         row: dict[str, Any] = {"compressor": comp, "condition": cond, "ratios": sorted(curve)}
-        evidence = all("evidence" in r for rows in curve.values() for r in rows.values())
+        evidence = everywhere or all(all(map(_HAS_EVIDENCE, rows.values())) for rows in curve.values())
         for field, name in (("correct", "micro_auc"), ("evidence", "evidence_auc"))[: 1 + evidence]:
             value, low, high = _area(*_weighted(curve, field), n_boot, seed)
             row.update({name: value, f"{name}_ci_low": low, f"{name}_ci_high": high})

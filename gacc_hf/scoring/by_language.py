@@ -14,6 +14,7 @@ from typing import Any
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.compare import format_table, paired_table
+from gacc_hf.scoring.groups import kept
 from gacc_hf.scoring.scores import score_answers
 
 
@@ -27,12 +28,19 @@ def named_languages(config: Mapping[str, Any]) -> str:
     return ", ".join(f"{k}{' (detected)' if v.get('detected') else ''}" for k, v in run_languages(config).items())
 
 
-_LANGUAGE = operator.methodcaller("get", "language")
+_LANGUAGE, _READ_LANGUAGE = operator.methodcaller("get", "language"), operator.itemgetter("language")
 
 
 def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
     """The languages of the answer rows in first-seen order; empty when a row records none."""
-    found = dict.fromkeys(map(_LANGUAGE, answers))  # one pass in C: a run has ~100,000 rows
+    return kept(answers, "languages", _languages)
+
+
+def _languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
+    try:  # one pass in C: a run has ~200,000 rows (a getter with a default is twice as slow)
+        found = dict.fromkeys(map(_READ_LANGUAGE, answers))
+    except KeyError:
+        found = dict.fromkeys(map(_LANGUAGE, answers))
     if not found or any(not language for language in found):
         return []
     return list(dict.fromkeys(map(str, found)))

@@ -12,16 +12,24 @@ judge, would pass for a change of compressor.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from itertools import repeat
+from operator import itemgetter, ne
+from typing import Any, NamedTuple
+
+import numpy as np
 
 from gacc_hf.protocol import is_ceiling
-from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_difference
+from gacc_hf.scoring.groups import cells_of, grouped_by
+from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, PairedDifference, paired_differences
 
 Key = tuple[str, float, str]
 GAPS = (("own", "none"), ("own", "cross"))
-#: the fields of an answer row that a paired table reads
-_PAIRED = ("ratio", "question_id", "goal_id", "correct")
-_SIDES = {c for gap in GAPS for c in gap}
+# the fields of an answer row that a paired table reads (taken by C-level getters: a run has ~200,000 rows)
+_CONDITION, _RATIO, _QUESTION, _GOAL, _CORRECT = map(
+    itemgetter, ("condition", "ratio", "question_id", "goal_id", "correct")
+)
+_COMPRESSOR, _COMPRESSOR_CONDITION = itemgetter("compressor"), itemgetter("compressor", "condition")
+_CELL_OF_KEY = itemgetter(0, 1)  # the (condition, ratio) of a (condition, ratio, question_id) key
 
 
 class CompareError(ValueError):
@@ -30,7 +38,7 @@ class CompareError(ValueError):
 
 def compressors(answers: Iterable[Mapping[str, Any]]) -> list[str]:
     """Compressor names of answer rows, in first-seen order."""
-    return list(dict.fromkeys(str(r["compressor"]) for r in answers))
+    return list(dict.fromkeys(map(str, dict.fromkeys(map(_COMPRESSOR, answers)))))  # read in C
 
 
 def methods(answers: Iterable[Mapping[str, Any]]) -> list[str]:
@@ -138,20 +146,78 @@ def shared_cells(
     return [r for r in rows_a if _cell(r) in shared], [r for r in rows_b if _cell(r) in shared], skipped
 
 
-def _by_key(rows: Iterable[Mapping[str, Any]], label: str) -> dict[Key, Mapping[str, Any]]:
-    out: dict[Key, Mapping[str, Any]] = {}
-    for r in rows:
-        key = (str(r["condition"]), float(r["ratio"]), str(r["question_id"]))
-        if key in out:
-            raise CompareError(f"{label} answers question {key[2]!r} twice at condition={key[0]}, ratio={key[1]:g}")
-        out[key] = r
-    return out
+class _Side(NamedTuple):
+    """One side's rows with each row's (condition, ratio, question_id) key, and the row of each key."""
+
+    rows: Sequence[Mapping[str, Any]]
+    keys: list[Key]
+    read: dict[str, Any]  # what was read of every row, by name (`_goals`, `_verdicts`, `_index`), kept
+
+
+def _index(side: _Side) -> dict[Key, int]:
+    """The row of each key (read only where two sides do not list their questions in one order)."""
+    if "index" not in side.read:
+        side.read["index"] = dict(zip(side.keys, range(len(side.keys)), strict=True))
+    return side.read["index"]  # type: ignore[no-any-return]
+
+
+def _goals(side: _Side) -> list[Any]:
+    """Each row's goal id."""
+    if "goals" not in side.read:
+        side.read["goals"] = list(map(_GOAL, side.rows))
+    return side.read["goals"]  # type: ignore[no-any-return]
+
+
+def _verdicts(side: _Side) -> np.ndarray:
+    """Each row's verdict, as bool(row["correct"])."""
+    if "correct" not in side.read:
+        side.read["correct"] = np.fromiter(map(bool, map(_CORRECT, side.rows)), bool, len(side.rows))
+    return side.read["correct"]  # type: ignore[no-any-return]
+
+
+def _side(rows: Iterable[Mapping[str, Any]], label: str, condition: str | None = None) -> _Side:
+    """The keys of a side's rows (`condition` in place of each row's own, when given), read in C; a question
+    answered twice at one condition and ratio is refused."""
+    rows = rows if isinstance(rows, list) else list(rows)
+    conditions = repeat(condition, len(rows)) if condition is not None else map(str, map(_CONDITION, rows))
+    keys = list(zip(conditions, map(float, map(_RATIO, rows)), map(str, map(_QUESTION, rows)), strict=True))
+    if len(set(keys)) < len(keys):
+        seen: set[Key] = set()
+        for key in keys:
+            if key in seen:
+                raise CompareError(f"{label} answers question {key[2]!r} twice at condition={key[0]}, ratio={key[1]:g}")
+            seen.add(key)
+    return _Side(rows, keys, {})
 
 
 def _describe(keys: Iterable[Key]) -> str:
     ks = sorted(keys)
     shown = ", ".join(f"{q} ({c}, r={r:g})" for c, r, q in ks[:3])
     return f"{len(ks)} (e.g. {shown})"
+
+
+def _aligned(a: _Side, b: _Side, labels: tuple[str, str]) -> tuple[list[int], list[Any]]:
+    """For each row of A, the index of B's row of the same question, and the goal of each; refuses sides that
+    do not cover the same questions, or that put a question in different goals."""
+    if a.keys == b.keys:  # the same questions in the same order (how a run writes its conditions): row i is row i
+        to_b = list(range(len(a.keys)))
+    else:
+        index_a, index_b = _index(a), _index(b)
+        only = ((labels[0], index_a.keys() - index_b.keys()), (labels[1], index_b.keys() - index_a.keys()))
+        if any(keys for _, keys in only):
+            parts = "; ".join(f"only in {label}: {_describe(keys)}" for label, keys in only if keys)
+            raise CompareError(f"{labels[0]} and {labels[1]} do not cover the same questions: {parts}")
+        to_b = list(map(index_b.__getitem__, a.keys))
+    goals = _goals(a)
+    paired_goals = _goals(b) if a.keys == b.keys else list(map(_goals(b).__getitem__, to_b))
+    if goals != paired_goals:
+        i = list(map(ne, goals, paired_goals)).index(True)
+        ra, rb = a.rows[i], b.rows[to_b[i]]
+        raise CompareError(
+            f"question {ra['question_id']!r} belongs to goal {ra['goal_id']!r} in {labels[0]} "
+            f"but {rb['goal_id']!r} in {labels[1]}: not the same dataset"
+        )
+    return to_b, goals
 
 
 def align(
@@ -167,19 +233,9 @@ def align(
     ...
     gacc_hf.scoring.compare.CompareError: A and B do not cover the same questions: only in A: 1 (e.g. q1 (own, r=0.1))
     """
-    a, b = _by_key(rows_a, labels[0]), _by_key(rows_b, labels[1])
-    only = ((labels[0], a.keys() - b.keys()), (labels[1], b.keys() - a.keys()))
-    if any(keys for _, keys in only):
-        parts = "; ".join(f"only in {label}: {_describe(keys)}" for label, keys in only if keys)
-        raise CompareError(f"{labels[0]} and {labels[1]} do not cover the same questions: {parts}")
-    pairs = [(row, b[key]) for key, row in a.items()]
-    for ra, rb in pairs:
-        if ra["goal_id"] != rb["goal_id"]:
-            raise CompareError(
-                f"question {ra['question_id']!r} belongs to goal {ra['goal_id']!r} in {labels[0]} "
-                f"but {rb['goal_id']!r} in {labels[1]}: not the same dataset"
-            )
-    return pairs
+    a, b = _side(rows_a, labels[0]), _side(rows_b, labels[1])
+    to_b, _ = _aligned(a, b, labels)
+    return list(zip(a.rows, map(b.rows.__getitem__, to_b), strict=True))
 
 
 def paired_table(
@@ -193,19 +249,31 @@ def paired_table(
 
     With `n_boot <= 0` the CI fields are None (no resampling asked for).
     """
-    cells: dict[tuple[str, float], list[tuple[Mapping[str, Any], Mapping[str, Any]]]] = {}
-    for ra, rb in align(rows_a, rows_b, labels):
-        cells.setdefault((str(ra["condition"]), float(ra["ratio"])), []).append((ra, rb))
+    return _paired(_side(rows_a, labels[0]), _side(rows_b, labels[1]), n_boot, seed, labels)
+
+
+def _paired(a: _Side, b: _Side, n_boot: int, seed: int, labels: tuple[str, str]) -> list[dict[str, Any]]:
+    """`paired_table` of two keyed sides: the cells are A's (condition, ratio), in A's order."""
+    cells = _paired_cells(a, b, labels)
+    differences = paired_differences([cell for _, cell in cells], n_boot=n_boot, seed=seed)
+    return [
+        {"condition": cond, "ratio": ratio, **_flat(d, with_ci=n_boot > 0)}
+        for ((cond, ratio), _), d in zip(cells, differences, strict=True)
+    ]
+
+
+PairedCell = tuple[np.ndarray, np.ndarray, np.ndarray]  # goal ids, A's verdicts, B's verdicts of one cell
+
+
+def _paired_cells(a: _Side, b: _Side, labels: tuple[str, str]) -> list[tuple[tuple[str, float], PairedCell]]:
+    """A's (condition, ratio) cells in A's order, each with its questions' goals and both sides' verdicts."""
+    to_b, goals = _aligned(a, b, labels)
+    correct_a, correct_b = _verdicts(a), _verdicts(b)[np.asarray(to_b, dtype=np.intp)]
+    goal_ids = np.asarray(goals, dtype=object)
     out = []
-    for (cond, ratio), pairs in cells.items():
-        d = paired_difference(
-            [ra["goal_id"] for ra, _ in pairs],
-            [bool(ra["correct"]) for ra, _ in pairs],
-            [bool(rb["correct"]) for _, rb in pairs],
-            n_boot=n_boot,
-            seed=seed,
-        )
-        out.append({"condition": cond, "ratio": ratio, **_flat(d, with_ci=n_boot > 0)})
+    for cell, rows in grouped_by(map(_CELL_OF_KEY, a.keys), range(len(a.keys))).items():
+        at = np.asarray(rows, dtype=np.intp)
+        out.append((cell, (goal_ids[at], correct_a[at], correct_b[at])))
     return out
 
 
@@ -233,21 +301,24 @@ def condition_gaps(
     A positive gap means the compressor used the goal: its memory served the questions of that goal
     better than a memory made without it (none) or for another goal (cross).
     """
-    by_compressor: dict[Any, dict[Any, list[dict[str, Any]]]] = {}
-    for r in answers:  # one pass: each compressor's rows by condition, as the fields pairing reads (condition "*")
-        if r["condition"] in _SIDES:
-            side = by_compressor.setdefault(r["compressor"], {}).setdefault(r["condition"], [])
-            side.append({f: r[f] for f in _PAIRED} | {"condition": "*"})
-    out = []
-    for name in compressors(answers):
-        rows = by_compressor.get(name, {})
+    groups = cells_of(answers).by(_COMPRESSOR_CONDITION)  # each compressor's rows by condition
+    sides: dict[tuple[Any, Any], _Side] = {}  # keyed once, whichever gaps read them
+
+    def side(name: str, condition: str) -> _Side:
+        # paired over (ratio, question): the two conditions differ by design, so both are keyed "*"
+        if (name, condition) not in sides:
+            sides[name, condition] = _side(groups[name, condition], condition, "*")
+        return sides[name, condition]
+
+    heads, cells = [], []
+    for name in dict.fromkeys(str(comp) for comp, _ in groups):  # `compressors(answers)`, one row a cell read
         for own, other in GAPS:
-            if own not in rows or other not in rows:
-                continue
-            for cell in paired_table(rows[other], rows[own], n_boot, seed, labels=(other, own)):
-                cell.pop("condition")
-                out.append({"compressor": name, "gap": f"{own}-{other}", **cell})
-    return out
+            if (name, own) in groups and (name, other) in groups:
+                for (_, ratio), cell in _paired_cells(side(name, other), side(name, own), (other, own)):
+                    heads.append({"compressor": name, "gap": f"{own}-{other}", "ratio": ratio})
+                    cells.append(cell)
+    differences = paired_differences(cells, n_boot=n_boot, seed=seed)  # every gap resampled in shared products
+    return [{**head, **_flat(d, with_ci=n_boot > 0)} for head, d in zip(heads, differences, strict=True)]
 
 
 def _pct(x: float) -> str:

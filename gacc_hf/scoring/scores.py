@@ -12,13 +12,15 @@ import functools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
-from itertools import repeat
-from operator import is_not, itemgetter
+from itertools import groupby, repeat
+from operator import is_not, itemgetter, methodcaller
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from threadpoolctl import ThreadpoolController
+
+from gacc_hf.scoring.groups import cells_of, every_row_has
 
 DEFAULT_BOOTSTRAP = 1000
 _CHUNK_CELLS = 4_000_000  # resampled goal indices held in memory at once
@@ -39,15 +41,24 @@ class GoalTable:
 
 def goal_table(goal_ids: Sequence[str], correct: Sequence[bool]) -> GoalTable:
     """Group question verdicts by goal."""
-    if len(goal_ids) != len(correct):
-        raise ValueError(f"goal_ids has {len(goal_ids)} entries but correct has {len(correct)}")
+    return goal_tables(goal_ids, [correct])[0]
+
+
+def goal_tables(goal_ids: Sequence[str], columns: Sequence[Sequence[bool]]) -> list[GoalTable]:
+    """`goal_table` of each column of verdicts over the same questions, their goals grouped once."""
+    for correct in columns:
+        if len(goal_ids) != len(correct):
+            raise ValueError(f"goal_ids has {len(goal_ids)} entries but correct has {len(correct)}")
     if len(goal_ids) == 0:
         raise ValueError("cannot score zero questions")
     codes, uniq = pd.factorize(np.asarray(goal_ids, dtype=object), sort=False)
-    verdicts = np.asarray(correct, dtype=bool)
-    n_q = np.bincount(codes, minlength=len(uniq))
-    n_c = np.bincount(codes, weights=verdicts, minlength=len(uniq)).astype(np.int64)
-    return GoalTable([str(g) for g in uniq], n_q, n_c)
+    ids, n_q = [str(g) for g in uniq], np.bincount(codes, minlength=len(uniq))
+    out = []
+    for correct in columns:
+        verdicts = np.asarray(correct, dtype=bool)
+        n_c = np.bincount(codes, weights=verdicts, minlength=len(uniq)).astype(np.int64)
+        out.append(GoalTable(ids, n_q, n_c))
+    return out
 
 
 def micro(correct: Sequence[bool]) -> float:
@@ -89,6 +100,25 @@ def _resampled_ratios(pairs: list[tuple[np.ndarray, np.ndarray]], n_boot: int, s
     return [draws[:, k] for k in range(len(pairs))]
 
 
+def resampled_cells(
+    cells: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]], n_boot: int, seed: int
+) -> list[list[np.ndarray]]:
+    """`_resampled_ratios` of each cell's (numerator, denominator) pairs, the cells with as many goals in one
+    product: the draws depend only on the seed, `n_boot` and the number of goals, so each cell's draws are
+    those resampling it alone gives, and the product reads the draws once for all cells instead of once a
+    cell (twice as fast on a run of 90 cells). Whole-number values only, as `_resampled_ratios` says."""
+    out: list[list[np.ndarray]] = [[] for _ in cells]
+    by_goals: dict[int, list[int]] = defaultdict(list)
+    for i, pairs in enumerate(cells):
+        if pairs:
+            by_goals[len(pairs[0][0])].append(i)
+    for members in by_goals.values():
+        draws = iter(_resampled_ratios([pair for i in members for pair in cells[i]], n_boot, seed))
+        for i in members:
+            out[i] = [next(draws) for _ in cells[i]]
+    return out
+
+
 @functools.lru_cache(maxsize=1)
 def _blas() -> ThreadpoolController:
     """numpy's BLAS, held to one thread for the bootstrap's products: they are small (resamples x goals by a few
@@ -127,6 +157,16 @@ def _interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(draws, [alpha, 1 - alpha])
     return float(lo), float(hi)
+
+
+def _intervals(draws: Sequence[np.ndarray], confidence: float) -> list[tuple[float, float]]:
+    """`_interval` of each column of draws, in one quantile call (each column's interval is the one it gives
+    alone: the quantiles of a column are taken along it)."""
+    if not draws:
+        return []
+    alpha = (1 - confidence) / 2
+    lows, highs = np.quantile(np.stack(draws, axis=1), [alpha, 1 - alpha], axis=0)
+    return list(zip(map(float, lows), map(float, highs), strict=True))
 
 
 @dataclass(frozen=True)
@@ -177,24 +217,16 @@ def score_many(
     goals (every cell of a run, and a cell's evidence next to its correctness) are resampled in one pass
     over one set of draws: each interval is the one scoring the cell alone gives.
     """
-    tables = [goal_table(goal_ids, correct) for goal_ids, correct in cells]
+    tables = [  # cells in a row over the same goal ids (a cell's correctness, then its evidence) grouped once
+        table for _, same in groupby(cells, lambda cell: id(cell[0])) for table in goal_tables(*_columns(list(same)))
+    ]
     intervals: dict[int, tuple[tuple[float, float], tuple[float, float]]] = {}
-    by_goals: dict[int, list[int]] = defaultdict(list)
-    for i, table in enumerate(tables):
-        by_goals[len(table.goal_ids)].append(i)
-    for members in by_goals.values() if n_boot > 0 else ():
+    if n_boot > 0:
         # one draw of goals serves Micro and Macro: Micro is correct / questions within the drawn goals
-        pairs = [
-            pair
-            for i in members
-            for pair in (
-                (tables[i].n_correct, tables[i].n_questions),
-                (tables[i].all_correct, np.ones(len(tables[i].goal_ids))),
-            )
-        ]
-        draws = _resampled_ratios(pairs, n_boot, seed)
-        for j, i in enumerate(members):
-            intervals[i] = (_interval(draws[2 * j], confidence), _interval(draws[2 * j + 1], confidence))
+        pairs = [[(t.n_correct, t.n_questions), (t.all_correct, np.ones(len(t.goal_ids)))] for t in tables]
+        bounds = iter(_intervals([d for drawn in resampled_cells(pairs, n_boot, seed) for d in drawn], confidence))
+        for i in range(len(tables)):
+            intervals[i] = (next(bounds), next(bounds))
     out = []
     for i, table in enumerate(tables):
         n_q = table.n_questions.astype(float)
@@ -220,6 +252,10 @@ class PairedDifference:
     n_goals: int
 
 
+def _columns(cells: list[tuple[Sequence[str], Sequence[bool]]]) -> tuple[Sequence[str], list[Sequence[bool]]]:
+    return cells[0][0], [correct for _, correct in cells]
+
+
 def paired_difference(
     goal_ids: Sequence[str],
     correct_a: Sequence[bool],
@@ -237,28 +273,49 @@ def paired_difference(
     >>> round(d.micro_diff, 4), d.macro_diff
     (0.3333, 0.5)
     """
-    if len(correct_a) != len(correct_b):
-        raise ValueError(f"paired verdicts differ in length: {len(correct_a)} vs {len(correct_b)}")
-    ta = goal_table(goal_ids, correct_a)
-    tb = goal_table(goal_ids, correct_b)
-    n_q = ta.n_questions.astype(float)
-    diff_c = (tb.n_correct - ta.n_correct).astype(float)
-    diff_all = tb.all_correct.astype(float) - ta.all_correct.astype(float)
-    micro_draws, macro_draws = _resampled_ratios([(diff_c, n_q), (diff_all, np.ones_like(n_q))], max(n_boot, 1), seed)
-    micro_a, micro_b = float(ta.n_correct.sum() / n_q.sum()), float(tb.n_correct.sum() / n_q.sum())
-    macro_a, macro_b = float(ta.all_correct.mean()), float(tb.all_correct.mean())
-    return PairedDifference(
-        micro_a,
-        micro_b,
-        macro_a,
-        macro_b,
-        micro_b - micro_a,
-        macro_b - macro_a,
-        _interval(micro_draws, confidence),
-        _interval(macro_draws, confidence),
-        int(n_q.sum()),
-        len(ta.goal_ids),
-    )
+    return paired_differences([(goal_ids, correct_a, correct_b)], n_boot, seed, confidence)[0]
+
+
+def paired_differences(
+    cells: Sequence[tuple[Sequence[str], Sequence[bool], Sequence[bool]]],
+    n_boot: int = DEFAULT_BOOTSTRAP,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> list[PairedDifference]:
+    """`paired_difference` of each (goal_ids, correct_a, correct_b) cell, the cells with as many goals
+    resampled in one product (`resampled_cells`): each interval is the one comparing the cell alone gives."""
+    tables = []
+    for goal_ids, correct_a, correct_b in cells:
+        if len(correct_a) != len(correct_b):
+            raise ValueError(f"paired verdicts differ in length: {len(correct_a)} vs {len(correct_b)}")
+        ta, tb = goal_tables(goal_ids, [correct_a, correct_b])
+        tables.append((ta, tb))
+    pairs = []
+    for ta, tb in tables:
+        n_q = ta.n_questions.astype(float)
+        diff_c = (tb.n_correct - ta.n_correct).astype(float)
+        diff_all = tb.all_correct.astype(float) - ta.all_correct.astype(float)
+        pairs.append([(diff_c, n_q), (diff_all, np.ones_like(n_q))])
+    bounds = iter(_intervals([d for drawn in resampled_cells(pairs, max(n_boot, 1), seed) for d in drawn], confidence))
+    out = []
+    for (ta, tb), [(_, n_q), _] in zip(tables, pairs, strict=True):
+        micro_a, micro_b = float(ta.n_correct.sum() / n_q.sum()), float(tb.n_correct.sum() / n_q.sum())
+        macro_a, macro_b = float(ta.all_correct.mean()), float(tb.all_correct.mean())
+        out.append(
+            PairedDifference(
+                micro_a,
+                micro_b,
+                macro_a,
+                macro_b,
+                micro_b - micro_a,
+                macro_b - macro_a,
+                next(bounds),
+                next(bounds),
+                int(n_q.sum()),
+                len(ta.goal_ids),
+            )
+        )
+    return out
 
 
 def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) -> list[dict[str, Any]]:
@@ -269,16 +326,15 @@ def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) ->
     question's evidence survived. It needs no reader, so it separates compression loss from reader loss.
     Rows without an `evidence` field (results of older versions) get no evidence columns.
     """
-    cells: dict[tuple[str, str, float], list[dict[str, Any]]] = defaultdict(list)
-    for row in answers:
-        cells[_CELL(row)].append(row)
+    cells = cells_of(answers).by(_CELL)
     # what is scored, per cell: correctness, then evidence where every row has it
     scored: list[tuple[list[str], list[bool]]] = []
     with_evidence = []
+    everywhere = every_row_has(answers, "evidence")
     for rows in cells.values():
         goals = list(map(_GOAL, rows))
         scored.append((goals, list(map(_CORRECT, rows))))
-        with_evidence.append(all("evidence" in r for r in rows))
+        with_evidence.append(everywhere or all(map(_HAS_EVIDENCE, rows)))
         if with_evidence[-1]:
             scored.append((goals, list(map(bool, map(_EVIDENCE, rows)))))
     results = iter(score_many(scored, n_bootstrap, seed))
@@ -302,4 +358,5 @@ def score_answers(answers: list[dict[str, Any]], n_bootstrap: int, seed: int) ->
 # the fields of an answer row that scoring reads (taken by C-level getters: a run has ~100,000 rows)
 _CELL = itemgetter("compressor", "condition", "ratio")
 _GOAL, _CORRECT, _EVIDENCE, _ERROR = map(itemgetter, ("goal_id", "correct", "evidence", "error"))
+_HAS_EVIDENCE = methodcaller("__contains__", "evidence")
 _EVIDENCE_KEYS = ("micro", "macro", "micro_ci_low", "micro_ci_high", "macro_ci_low", "macro_ci_high")

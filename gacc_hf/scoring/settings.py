@@ -10,7 +10,10 @@ and judge are the run's) are computed whole and left untagged.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
+
+from gacc_hf.scoring.groups import ABSENT, Rows, field_or_absent, grouped_by
 
 SETTING = ("reader", "judge")
 Setting = tuple[str, str]
@@ -40,6 +43,30 @@ def tagged(setting: Setting | None, rows: Iterable[Mapping[str, Any]]) -> list[d
     ]
 
 
+Parts = dict[Setting | None, list[Any]]
+_READER, _JUDGE = field_or_absent("reader"), field_or_absent("judge")
+_READ_READER, _READ_JUDGE = itemgetter("reader"), itemgetter("judge")
+
+
+def setting_parts(rows: Sequence[Mapping[str, Any]]) -> Parts:
+    """The rows of each setting (None: rows naming none), settings in first-seen order, each part's rows in
+    their order: the split `by_setting` computes over, made once for every figure of a run (each part keeps
+    its grouping by cell, `gacc_hf.scoring.groups.Rows`, for all of them)."""
+    try:  # read in C; a getter with a default is twice as slow, so it reads only rows that lack a field
+        readers, judges = list(map(_READ_READER, rows)), list(map(_READ_JUDGE, rows))
+    except KeyError:
+        readers, judges = list(map(_READER, rows)), list(map(_JUDGE, rows))
+    if rows and readers.count(readers[0]) == len(rows) and judges.count(judges[0]) == len(rows):
+        groups = {(readers[0], judges[0]): list(rows)}  # a run of one setting (or of none)
+    else:
+        groups = grouped_by(zip(readers, judges, strict=True), rows)
+    unnamed = [key for key in groups if ABSENT in key]
+    parts: Parts = {None if ABSENT in key else key: Rows(part) for key, part in groups.items()}
+    if len(unnamed) > 1:  # rows naming a reader but no judge, or the reverse: one part, in row order
+        parts[None] = Rows(r for r in rows if setting_of(r) is None)
+    return parts
+
+
 def by_setting(
     rows: Sequence[Mapping[str, Any]], compute: Callable[[list[Any]], list[dict[str, Any]]]
 ) -> list[dict[str, Any]]:
@@ -47,9 +74,11 @@ def by_setting(
 
     Each setting is computed alone, with the same bootstrap seed, so a one-setting run's figures are exactly
     those `compute` gives over all its rows."""
-    parts: dict[Setting | None, list[Any]] = {}
-    for row in rows:
-        parts.setdefault(setting_of(row), []).append(row)
+    return over_parts(setting_parts(rows), compute)
+
+
+def over_parts(parts: Parts, compute: Callable[[list[Any]], list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """`by_setting` over rows already split by `setting_parts`."""
     if not parts:
         return compute([])
     return [out for setting, part in parts.items() for out in tagged(setting, compute(part))]

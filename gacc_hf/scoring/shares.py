@@ -7,8 +7,8 @@ of goals, as Micro and Macro are (`gacc_hf.scoring.scores`), because the questio
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -16,10 +16,12 @@ import pandas as pd
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
+from gacc_hf.scoring.groups import cells_of, every_row_has
 from gacc_hf.scoring.outcomes import OUTCOMES
-from gacc_hf.scoring.scores import _interval, _resampled_ratios
+from gacc_hf.scoring.scores import _intervals, resampled_cells
 
 Cell = tuple[str, str, float]
+_GOAL, _OUTCOME = itemgetter("goal_id"), itemgetter("outcome")
 
 
 def per_goal(goal_ids: Sequence[str], columns: Sequence[Sequence[float]]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -36,27 +38,34 @@ def per_goal(goal_ids: Sequence[str], columns: Sequence[Sequence[float]]) -> tup
 
 
 def _cells(answers: Sequence[Mapping[str, Any]]) -> dict[Cell, list[Mapping[str, Any]]]:
-    cells: dict[Cell, list[Mapping[str, Any]]] = defaultdict(list)
-    for row in answers:
-        cells[(str(row["compressor"]), str(row["condition"]), float(row["ratio"]))].append(row)
-    return cells
+    return cells_of(answers).by(cell_of)
+
+
+def cell_of(row: Mapping[str, Any]) -> Cell:
+    """A row's (compressor, condition, ratio) as figures name them."""
+    return str(row["compressor"]), str(row["condition"]), float(row["ratio"])
 
 
 def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """One row per (compressor, condition, ratio), in first-seen order: each outcome's share and its 95% CI
     (None without resampling); empty when the rows carry no outcome (results of older versions)."""
-    if not answers or any("outcome" not in row for row in answers):
+    if not answers or not every_row_has(answers, "outcome"):
         return []
+    cells = _cells(answers)
+    tallies = []  # each cell's questions per goal and each outcome's count per goal
+    for rows in cells.values():
+        outcomes = np.array(list(map(_OUTCOME, rows)), dtype=object)
+        flags = [outcomes == name for name in OUTCOMES]  # what `row["outcome"] == name` gives, row by row
+        tallies.append(per_goal(list(map(str, map(_GOAL, rows))), flags))
+    pairs = [[(c, n.astype(float)) for c in counts] for n, counts in tallies]
+    draws = [d for drawn in resampled_cells(pairs, n_boot, seed) for d in drawn] if n_boot > 0 else []
+    bounds = iter(_intervals(draws, 0.95))
     out = []
-    for (comp, cond, ratio), rows in _cells(answers).items():
-        flags = [[row["outcome"] == name for row in rows] for name in OUTCOMES]
-        n, counts = per_goal([str(row["goal_id"]) for row in rows], flags)
-        denominator = n.astype(float)
-        draws = _resampled_ratios([(c, denominator) for c in counts], n_boot, seed) if n_boot > 0 else None
+    for ((comp, cond, ratio), rows), (n, counts) in zip(cells.items(), tallies, strict=True):
         row: dict[str, Any] = {"compressor": comp, "condition": cond, "ratio": ratio}
         row["ceiling"] = is_ceiling(rows[0])
         for k, name in enumerate(OUTCOMES):
-            low, high = (None, None) if draws is None else _interval(draws[k], 0.95)
+            low, high = next(bounds) if n_boot > 0 else (None, None)
             row.update({name: float(counts[k].sum() / n.sum()), f"{name}_ci_low": low, f"{name}_ci_high": high})
         out.append({**row, "n_questions": len(rows)})
     return out
