@@ -15,7 +15,7 @@ from typing import Any
 
 from gacc_hf.scoring.agreement import format_agreement, judge_agreement, verdict_table
 from gacc_hf.scoring.labels import Label, LabelsError, human_scores, judge_accuracy, labelled_answers
-from gacc_hf.scoring.settings import Setting, setting_label, setting_of
+from gacc_hf.scoring.settings import Setting, setting_label, setting_parts
 from gacc_hf.scoring.survival import SurvivalError, format_survival, survival
 
 __all__ = [
@@ -31,12 +31,7 @@ SHOWN_UNMATCHED = 3  # label keys named when labels match no answer
 
 
 def _by_setting(answers: Sequence[Mapping[str, Any]]) -> dict[Setting, list[Mapping[str, Any]]]:
-    parts: dict[Setting, list[Mapping[str, Any]]] = {}
-    for row in answers:
-        setting = setting_of(row)
-        if setting is not None:
-            parts.setdefault(setting, []).append(row)
-    return parts
+    return {setting: rows for setting, rows in setting_parts(answers).items() if setting is not None}
 
 
 def reader_agreement(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
@@ -74,6 +69,8 @@ def setting_survival(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: in
 def judging_figures(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
     """`agreement` and `survival` of a run's answer rows, each only where the run has what it needs."""
     out: dict[str, Any] = {}
+    if len(_by_setting(answers)) < 2:  # one setting: one judge a reader, one ranking
+        return out
     if agreement := reader_agreement(answers, n_boot, seed):
         out["agreement"] = agreement
     if (survived := setting_survival(answers, n_boot, seed)) is not None:

@@ -52,7 +52,8 @@ def test_an_edited_survival_verdict_is_refused(tmp_path):
     def edit(p):
         p["survival"]["sections"][0]["rankings"][0]["ranking"][0]["compressor"] = "truncate"
 
-    with pytest.raises(ResultsError, match=r"survival differs .*sections\[0\]\.rankings\[0\]\.ranking\[0\]\.compressor"):
+    where = r"survival\.sections\[0\]\.rankings\[0\]\.ranking\[0\]\.compressor"
+    with pytest.raises(ResultsError, match=rf"survival differs .* at {where}"):
         verify_folder(edited(tmp_path, JUDGES, edit))
 
 
@@ -77,7 +78,7 @@ def test_agreement_stored_for_a_run_of_one_judge_is_refused(tmp_path):
     def edit(p):
         p["agreement"] = json.loads((JUDGES / "results.json").read_text(encoding="utf-8"))["agreement"]
 
-    with pytest.raises(ResultsError, match="agreement is recorded, but the answers in answers.parquet give none"):
+    with pytest.raises(ResultsError, match=r"agreement is recorded, but the answers in answers\.parquet give none"):
         verify_folder(edited(tmp_path, MAIN, edit))
 
 
