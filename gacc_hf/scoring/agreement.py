@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, _interval, _resampled_ratios
+from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, percentile_interval, resampled_ratios
 from gacc_hf.scoring.shares import per_goal
 
 
@@ -54,13 +54,13 @@ def figure(value: float | None, draws: np.ndarray | None, undefined: str | None,
     if not len(kept):
         return Figure(value, None, None, f"no CI: every resample {left_out}")
     note = f"CI over {len(kept)} of {len(draws)} resamples: the others {left_out}" if dropped else None
-    return Figure(value, _interval(kept, 0.95), None, note)
+    return Figure(value, percentile_interval(kept, 0.95), None, note)
 
 
 def _ratio_draws(columns: list[np.ndarray], denominator: np.ndarray, n_boot: int, seed: int) -> list[np.ndarray]:
     """Each column's per-goal sum over the denominator's, in every resample of goals (one draw shared)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return _resampled_ratios([(c, denominator) for c in columns], n_boot, seed)
+        return resampled_ratios([(c, denominator) for c in columns], n_boot, seed)
 
 
 def _kappa(p_o: Any, p_a: Any, p_b: Any) -> Any:
@@ -113,7 +113,7 @@ def _all_judges(goal_ids: Sequence[str], table: np.ndarray, n_boot: int, seed: i
     draws = None
     if n_boot > 0:
         with np.errstate(divide="ignore", invalid="ignore"):
-            per_unit_r, per_unit_d, units_per_goal = _resampled_ratios(
+            per_unit_r, per_unit_d, units_per_goal = resampled_ratios(
                 [(rights, units), (disagreement, units), (units, np.ones(len(units)))], n_boot, seed
             )
         drawn_units = units_per_goal * len(units)

@@ -20,7 +20,7 @@ from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.compare import align
 from gacc_hf.scoring.groups import cells_of, every_row_has
-from gacc_hf.scoring.scores import _interval, _resampled_ratios
+from gacc_hf.scoring.scores import percentile_interval, resampled_ratios
 from gacc_hf.scoring.shares import Cell, cell_of, per_goal
 
 Curve = dict[float, dict[str, Mapping[str, Any]]]  # ratio -> question id -> answer row
@@ -76,8 +76,8 @@ def _area(goals: list[str], values: np.ndarray, n_boot: int, seed: int) -> tuple
     n, (sums,) = per_goal(goals, [values])
     if n_boot <= 0:
         return float(sums.sum() / n.sum()), None, None
-    (draws,) = _resampled_ratios([(sums, n.astype(float))], n_boot, seed)
-    return (float(sums.sum() / n.sum()), *_interval(draws, 0.95))
+    (draws,) = resampled_ratios([(sums, n.astype(float))], n_boot, seed)
+    return (float(sums.sum() / n.sum()), *percentile_interval(draws, 0.95))
 
 
 def auc_rows(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:

@@ -25,7 +25,7 @@ import numpy as np
 
 from gacc_hf.keys import answer_key
 from gacc_hf.scoring.agreement import figure
-from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, _resampled_ratios, score_answers
+from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, resampled_ratios, score_answers
 from gacc_hf.scoring.shares import per_goal
 
 FIELDS = ("key", "question_id", "label", "note")
@@ -151,7 +151,7 @@ def judge_accuracy(
         draws: list[Any] = [None, None, None]
         if n_boot > 0:
             with np.errstate(divide="ignore", invalid="ignore"):
-                acc, fr, w, fw, r = _resampled_ratios(
+                acc, fr, w, fw, r = resampled_ratios(
                     [(c, n.astype(float)) for c in (hit, false_right, wrongs, false_wrong, rights)], n_boot, seed
                 )
                 draws = [acc, fr / w, fw / r]

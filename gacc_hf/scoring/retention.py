@@ -18,7 +18,7 @@ import numpy as np
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.groups import cells_of
-from gacc_hf.scoring.scores import _interval, _resampled_ratios, resampled_cells
+from gacc_hf.scoring.scores import percentile_interval, resampled_cells, resampled_ratios
 from gacc_hf.scoring.shares import per_goal
 
 FLOOR, CEILING = "closed", "full"
@@ -83,7 +83,7 @@ def _retention(a: Verdicts, c: dict[str, bool], f: dict[str, bool], n_boot: int,
     """`retention` of the verdicts by question id of a cell (`a`), the floor (`c`) and the ceiling (`f`)."""
     out, pairs = _point(a, c, f)
     if pairs and n_boot > 0:
-        _bound(out, _resampled_ratios(pairs, n_boot, seed))
+        _bound(out, resampled_ratios(pairs, n_boot, seed))
     return out
 
 
@@ -114,7 +114,7 @@ def _bound(out: dict[str, Any], draws: Sequence[np.ndarray]) -> None:
     not above closed)."""
     gains, rooms = draws
     if (rooms > 0).all():
-        out["retention_ci_low"], out["retention_ci_high"] = _interval(gains / rooms, 0.95)
+        out["retention_ci_low"], out["retention_ci_high"] = percentile_interval(gains / rooms, 0.95)
 
 
 def _part(row: Mapping[str, Any]) -> tuple[Any, ...]:

@@ -81,7 +81,7 @@ def macro(goal_ids: Sequence[str], correct: Sequence[bool]) -> float:
     return float(np.mean(goal_table(goal_ids, correct).all_correct))
 
 
-def _resampled_ratios(pairs: list[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int) -> list[np.ndarray]:
+def resampled_ratios(pairs: list[tuple[np.ndarray, np.ndarray]], n_boot: int, seed: int) -> list[np.ndarray]:
     """Goal bootstrap: for each draw of goals (shared by all pairs), sum(num[draw]) / sum(den[draw]).
 
     The sums are taken as (times each goal was drawn) @ values, one matrix product for every pair at once.
@@ -103,17 +103,17 @@ def _resampled_ratios(pairs: list[tuple[np.ndarray, np.ndarray]], n_boot: int, s
 def resampled_cells(
     cells: Sequence[Sequence[tuple[np.ndarray, np.ndarray]]], n_boot: int, seed: int
 ) -> list[list[np.ndarray]]:
-    """`_resampled_ratios` of each cell's (numerator, denominator) pairs, the cells with as many goals in one
+    """`resampled_ratios` of each cell's (numerator, denominator) pairs, the cells with as many goals in one
     product: the draws depend only on the seed, `n_boot` and the number of goals, so each cell's draws are
     those resampling it alone gives, and the product reads the draws once for all cells instead of once a
-    cell (twice as fast on a run of 90 cells). Whole-number values only, as `_resampled_ratios` says."""
+    cell (twice as fast on a run of 90 cells). Whole-number values only, as `resampled_ratios` says."""
     out: list[list[np.ndarray]] = [[] for _ in cells]
     by_goals: dict[int, list[int]] = defaultdict(list)
     for i, pairs in enumerate(cells):
         if pairs:
             by_goals[len(pairs[0][0])].append(i)
     for members in by_goals.values():
-        draws = iter(_resampled_ratios([pair for i in members for pair in cells[i]], n_boot, seed))
+        draws = iter(resampled_ratios([pair for i in members for pair in cells[i]], n_boot, seed))
         for i in members:
             out[i] = [next(draws) for _ in cells[i]]
     return out
@@ -153,14 +153,16 @@ def _drawn(rng: np.random.Generator, size: int, n: int) -> np.ndarray:
     return np.bincount(idx.ravel(), minlength=size * n).reshape(size, n).astype(float)
 
 
-def _interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
+def percentile_interval(draws: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile interval of bootstrap draws holding `confidence` of them (0.95: the 2.5th to the 97.5th
+    percentile), as every CI of the harness is taken."""
     alpha = (1 - confidence) / 2
     lo, hi = np.quantile(draws, [alpha, 1 - alpha])
     return float(lo), float(hi)
 
 
-def _intervals(draws: Sequence[np.ndarray], confidence: float) -> list[tuple[float, float]]:
-    """`_interval` of each column of draws, in one quantile call (each column's interval is the one it gives
+def percentile_intervals(draws: Sequence[np.ndarray], confidence: float) -> list[tuple[float, float]]:
+    """`percentile_interval` of each column of draws, in one quantile call (each column's interval is the one it gives
     alone: the quantiles of a column are taken along it)."""
     if not draws:
         return []
@@ -224,7 +226,9 @@ def score_many(
     if n_boot > 0:
         # one draw of goals serves Micro and Macro: Micro is correct / questions within the drawn goals
         pairs = [[(t.n_correct, t.n_questions), (t.all_correct, np.ones(len(t.goal_ids)))] for t in tables]
-        bounds = iter(_intervals([d for drawn in resampled_cells(pairs, n_boot, seed) for d in drawn], confidence))
+        bounds = iter(
+            percentile_intervals([d for drawn in resampled_cells(pairs, n_boot, seed) for d in drawn], confidence)
+        )
         for i in range(len(tables)):
             intervals[i] = (next(bounds), next(bounds))
     out = []
@@ -296,7 +300,9 @@ def paired_differences(
         diff_c = (tb.n_correct - ta.n_correct).astype(float)
         diff_all = tb.all_correct.astype(float) - ta.all_correct.astype(float)
         pairs.append([(diff_c, n_q), (diff_all, np.ones_like(n_q))])
-    bounds = iter(_intervals([d for drawn in resampled_cells(pairs, max(n_boot, 1), seed) for d in drawn], confidence))
+    bounds = iter(
+        percentile_intervals([d for drawn in resampled_cells(pairs, max(n_boot, 1), seed) for d in drawn], confidence)
+    )
     out = []
     for (ta, tb), [(_, n_q), _] in zip(tables, pairs, strict=True):
         micro_a, micro_b = float(ta.n_correct.sum() / n_q.sum()), float(tb.n_correct.sum() / n_q.sum())

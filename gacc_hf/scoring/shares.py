@@ -18,7 +18,7 @@ from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.by_language import rows_per_language
 from gacc_hf.scoring.groups import cells_of, every_row_has
 from gacc_hf.scoring.outcomes import OUTCOMES
-from gacc_hf.scoring.scores import _intervals, resampled_cells
+from gacc_hf.scoring.scores import percentile_intervals, resampled_cells
 
 Cell = tuple[str, str, float]
 _GOAL, _OUTCOME = itemgetter("goal_id"), itemgetter("outcome")
@@ -59,7 +59,7 @@ def outcome_shares(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int)
         tallies.append(per_goal(list(map(str, map(_GOAL, rows))), flags))
     pairs = [[(c, n.astype(float)) for c in counts] for n, counts in tallies]
     draws = [d for drawn in resampled_cells(pairs, n_boot, seed) for d in drawn] if n_boot > 0 else []
-    bounds = iter(_intervals(draws, 0.95))
+    bounds = iter(percentile_intervals(draws, 0.95))
     out = []
     for ((comp, cond, ratio), rows), (n, counts) in zip(cells.items(), tallies, strict=True):
         row: dict[str, Any] = {"compressor": comp, "condition": cond, "ratio": ratio}

@@ -19,7 +19,7 @@ import numpy as np
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.scoring.agreement import figure
-from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, _resampled_ratios, paired_difference
+from gacc_hf.scoring.scores import DEFAULT_BOOTSTRAP, paired_difference, resampled_ratios
 from gacc_hf.scoring.shares import per_goal
 
 Rows = Sequence[Mapping[str, Any]]
@@ -125,7 +125,7 @@ def _one_ratio(
     micro = {k: float(s.sum() / n.sum()) for k, s in zip(keys, sums, strict=True)}
     draws = None
     if n_boot > 0:
-        draws = dict(zip(keys, _resampled_ratios([(s, n.astype(float)) for s in sums], n_boot, seed), strict=True))
+        draws = dict(zip(keys, resampled_ratios([(s, n.astype(float)) for s in sums], n_boot, seed), strict=True))
     rankings = [{"setting": s, "ranking": _ranking({c: micro[s, c] for c in compressors})} for s in names]
     taus = []
     for a, b in combinations(names, 2):

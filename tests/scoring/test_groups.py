@@ -9,7 +9,13 @@ import pytest
 from gacc_hf.scoring.compare import condition_gaps, paired_table
 from gacc_hf.scoring.groups import Cells, Rows, cells_of, every_row_has, grouped, grouped_by, kept
 from gacc_hf.scoring.retention import retention, retention_rows
-from gacc_hf.scoring.scores import _interval, _intervals, paired_difference, paired_differences, score_answers
+from gacc_hf.scoring.scores import (
+    paired_difference,
+    paired_differences,
+    percentile_interval,
+    percentile_intervals,
+    score_answers,
+)
 from gacc_hf.scoring.settings import setting_parts
 from gacc_hf.scoring.shares import cell_of
 
@@ -133,8 +139,8 @@ def test_paired_differences_together_are_each_alone(n_boot):
 def test_intervals_together_are_each_alone():
     rng = np.random.default_rng(2)
     draws = [rng.random(999), np.round(rng.random(999), 1), np.zeros(999)]
-    assert _intervals(draws, 0.95) == [_interval(d, 0.95) for d in draws]
-    assert _intervals([], 0.95) == []
+    assert percentile_intervals(draws, 0.95) == [percentile_interval(d, 0.95) for d in draws]
+    assert percentile_intervals([], 0.95) == []
 
 
 def test_paired_differences_refuse_verdicts_of_different_lengths():
