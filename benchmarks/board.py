@@ -3,7 +3,8 @@
 Writes N results folders without running a model, each of the release's size: 2,571 questions (4 a goal) × 10
 compressors × 3 ratios × 3 conditions, plus the `full` ceiling and the closed-book floor (236,532 answer rows,
 59,156 ledger rows), verdicts and evidence drawn at random and scored with the harness's own scoring (1,000
-bootstrap resamples), the memories a few words each (the board reads the ledger's token counts, not the text).
+bootstrap resamples), each answer row with its reader, judge, question and outcome as a run of schema 5 writes
+it, the memories a few words each (the board reads the ledger's token counts, not the text).
 The runs share their rows, each under its own compressor names, so they are generated once and written N times.
 Then `gacc board` over them (each run read, verified and its page rendered, on `--jobs` processes; the board
 page), timed whole, and the board loaded from file:// in Debian's headless Chromium: time from navigation to the
