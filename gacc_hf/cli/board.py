@@ -31,6 +31,7 @@ def add_board_parser(sub: argparse._SubParsersAction) -> None:
         help="verify every run afresh, reading and writing no seal (a seal, in the gacc-hf cache folder, records that "
         "a run's exact files and this exact gacc-hf passed every check)",
     )
+    p.add_argument("--no-progress", action="store_true", help="hide the bar of runs checked")
     p.set_defaults(func=cmd_board)
 
 
@@ -41,7 +42,9 @@ def cmd_board(args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise ValueError(f"--jobs {args.jobs}: runs verified at once must be 1 or more")
     seals = None if args.no_seals else seals_dir()
-    path, notes = write_board(args.runs, args.output_dir, args.allow_mixed_data, args.jobs, seals)
+    path, notes = write_board(
+        args.runs, args.output_dir, args.allow_mixed_data, args.jobs, seals, progress=not args.no_progress
+    )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     print(path)

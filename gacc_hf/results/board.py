@@ -142,12 +142,13 @@ def collect(
     allow_mixed_data: bool = False,
     jobs: int = 1,
     seals: Path | None = None,
+    progress: bool = False,
 ) -> tuple[list[BoardRun], list[str]]:
     """`load_runs` with each run's page written under `stage` (`with_page`); the runs with a seal are taken here,
     before any process starts for the others."""
     prepare = functools.partial(with_page, stage, seals)
     ready = functools.partial(from_seal, stage, seals) if seals is not None else None
-    return load_runs(paths, allow_mixed_data, jobs, prepare, ready)
+    return load_runs(paths, allow_mixed_data, jobs, prepare, ready, progress)
 
 
 def write_board(
@@ -156,17 +157,19 @@ def write_board(
     allow_mixed_data: bool = False,
     jobs: int = 1,
     seals: Path | None = None,
+    progress: bool = False,
 ) -> tuple[Path, list[str]]:
     """Verify the runs (on `jobs` processes) and write the bundle into `out_dir` (new, empty, or a board written
     before, replaced whole); returns the board's path and the notes to print. With `seals` (a folder, e.g.
-    `gacc_hf.results.seal.seals_dir()`), runs whose exact files were verified before are taken from their seals."""
+    `gacc_hf.results.seal.seals_dir()`), runs whose exact files were verified before are taken from their seals.
+    With `progress`, a bar on a terminal counts the runs checked."""
     out = Path(out_dir)
     check_board_dir(out)
     stage = out.with_name(f".{out.name}.tmp-{os.getpid()}")
     shutil.rmtree(stage, ignore_errors=True)
     try:
         stage.mkdir(parents=True)
-        runs, notes = collect(paths, stage, allow_mixed_data, jobs, seals)
+        runs, notes = collect(paths, stage, allow_mixed_data, jobs, seals, progress)
         write_atomic(stage / BOARD_FILE, render_board(runs).encode("utf-8"))
         write_atomic(stage / MANIFEST, _manifest(runs, out, allow_mixed_data))
         if out.exists():

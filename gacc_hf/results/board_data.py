@@ -19,10 +19,12 @@ import multiprocessing
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tqdm.auto import tqdm
 
 from gacc_hf.protocol import FLOOR, is_ceiling
 from gacc_hf.results.folder import verify_folder
@@ -66,9 +68,11 @@ def load_runs(
     jobs: int = 1,
     prepare: Callable[[Path, str], BoardRun] = verified,
     ready: Callable[[Path, str], BoardRun | None] | None = None,
+    progress: bool = False,
 ) -> tuple[list[BoardRun], list[str]]:
     """Read and verify every run (`prepare`, on `jobs` processes; a run that `ready` gives here is taken as it
-    gives it), drop a run given twice, check the runs can stand on one board.
+    gives it), drop a run given twice, check the runs can stand on one board. With `progress`, a bar on a
+    terminal moves as each run's checks end.
 
     Returns the runs and the notes to print (a run given twice, named once). Raises ResultsError naming the run
     at fault: no run, a folder that is not a results folder or fails its checks, runs of different protocol
@@ -88,7 +92,7 @@ def load_runs(
         planned.append((path, _label(path, {label for _, label in planned})))
     taken = {i: ready(path, label) for i, (path, label) in enumerate(planned)} if ready is not None else {}
     rest = [(path, label) for i, (path, label) in enumerate(planned) if taken.get(i) is None]
-    prepared = iter(_prepared(rest, jobs, prepare))
+    prepared = iter(_prepared(rest, jobs, prepare, progress))
     runs = [taken.get(i) or next(prepared) for i in range(len(planned))]
     _check_protocol(runs)
     groups = data_groups(runs)
@@ -101,18 +105,30 @@ def load_runs(
     return runs, notes
 
 
-def _prepared(planned: list[tuple[Path, str]], jobs: int, prepare: Callable[[Path, str], BoardRun]) -> list[BoardRun]:
-    """`prepare` of each run, in the order given: here, or on up to `jobs` fresh processes (each holds one run)."""
-    if jobs <= 1 or len(planned) <= 1:
-        return [prepare(path, label) for path, label in planned]
-    context = multiprocessing.get_context("spawn")  # no copy of this process's threads (Arrow's pools)
-    with ProcessPoolExecutor(min(jobs, len(planned)), mp_context=context) as pool:
-        futures = [pool.submit(prepare, path, label) for path, label in planned]
-        try:
-            return [f.result() for f in futures]
-        except BaseException:
-            pool.shutdown(cancel_futures=True)
-            raise
+def _prepared(
+    planned: list[tuple[Path, str]], jobs: int, prepare: Callable[[Path, str], BoardRun], progress: bool = False
+) -> list[BoardRun]:
+    """`prepare` of each run, in the order given: here, or on up to `jobs` fresh processes (each holds one run).
+    The bar (`progress`, shown only on a terminal) counts the runs whose checks have ended."""
+    shown = None if progress else True  # tqdm: None hides the bar where stderr is not a terminal
+    with tqdm(total=len(planned), desc="runs checked", unit="run", disable=shown, leave=False, mininterval=0) as bar:
+        if jobs <= 1 or len(planned) <= 1:
+            out = []
+            for path, label in planned:
+                out.append(prepare(path, label))
+                bar.update()
+            return out
+        context = multiprocessing.get_context("spawn")  # no copy of this process's threads (Arrow's pools)
+        with ProcessPoolExecutor(min(jobs, len(planned)), mp_context=context) as pool:
+            futures = [pool.submit(prepare, path, label) for path, label in planned]
+            try:
+                for done in as_completed(futures):
+                    done.result()  # a run that fails its checks is named at once
+                    bar.update()
+                return [f.result() for f in futures]
+            except BaseException:
+                pool.shutdown(cancel_futures=True)
+                raise
 
 
 def _identity(path: Path) -> str:

@@ -189,3 +189,37 @@ def test_compressor_seconds_are_per_question_served_whatever_the_readers():
     run = RunResults({"method_seconds": {"compressor": {"c": 3.0, "unused": 0.0}}}, rows, [])
     assert _compressor_seconds(run) == {"c": 1.5}
     assert _compressor_seconds(RunResults({"method_seconds": None}, rows, [])) == {}  # not recorded: no figure
+
+
+class _Terminal:
+    """A stream that says it is a terminal, as a user's stderr is, keeping what is written."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_bar_on_a_terminal_counts_the_runs_checked(runs, tmp_path, monkeypatch, jobs):
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    write_board([runs["a"], runs["b"]], tmp_path / "board", jobs=jobs, progress=True)
+    assert "runs checked" in terminal.text and "2/2" in terminal.text
+
+
+def test_no_bar_off_a_terminal_or_unasked(runs, tmp_path, monkeypatch, capsys):
+    write_board([runs["a"], runs["b"]], tmp_path / "piped", progress=True)  # capsys's stderr is no terminal
+    assert "runs checked" not in capsys.readouterr().err
+    terminal = _Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    write_board([runs["a"], runs["b"]], tmp_path / "unasked")
+    assert terminal.text == ""
