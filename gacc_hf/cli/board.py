@@ -20,10 +20,11 @@ def add_board_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--jobs",
-        type=int,
-        default=1,
-        help="runs read and verified at once, each in a process of its own holding one run (default 1: starting a "
-        "process costs seconds, worth it for runs of the release's size)",
+        default="auto",
+        metavar="N|auto",
+        help="runs checked at once, each in a process of its own holding one run (default auto: one process while "
+        "the runs to check hold fewer than 100,000 answer rows in all, as starting a process costs about what "
+        "checking that many costs; else one a core)",
     )
     p.add_argument(
         "--no-seals",
@@ -35,15 +36,21 @@ def add_board_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_board)
 
 
+def _jobs(text: str) -> int | str:
+    """`--jobs`: a whole number of processes, 1 or more, or `auto` (refused in one line, as every bad value)."""
+    if text != "auto" and (not (text.isascii() and text.isdigit()) or int(text) < 1):
+        raise ValueError(f"--jobs {text}: runs verified at once must be 1 or more, or auto")
+    return text if text == "auto" else int(text)
+
+
 def cmd_board(args: argparse.Namespace) -> int:
     from gacc_hf.results.board import write_board
     from gacc_hf.results.seal import seals_dir
 
-    if args.jobs < 1:
-        raise ValueError(f"--jobs {args.jobs}: runs verified at once must be 1 or more")
     seals = None if args.no_seals else seals_dir()
+    jobs = _jobs(args.jobs)
     path, notes = write_board(
-        args.runs, args.output_dir, args.allow_mixed_data, args.jobs, seals, progress=not args.no_progress
+        args.runs, args.output_dir, args.allow_mixed_data, jobs, seals, progress=not args.no_progress
     )
     for note in notes:
         print(f"note: {note}", file=sys.stderr)

@@ -140,7 +140,7 @@ def collect(
     paths: Sequence[str | Path],
     stage: Path,
     allow_mixed_data: bool = False,
-    jobs: int = 1,
+    jobs: int | str = 1,
     seals: Path | None = None,
     progress: bool = False,
 ) -> tuple[list[BoardRun], list[str]]:
@@ -155,14 +155,14 @@ def write_board(
     paths: Sequence[str | Path],
     out_dir: str | Path,
     allow_mixed_data: bool = False,
-    jobs: int = 1,
+    jobs: int | str = 1,
     seals: Path | None = None,
     progress: bool = False,
 ) -> tuple[Path, list[str]]:
-    """Verify the runs (on `jobs` processes) and write the bundle into `out_dir` (new, empty, or a board written
-    before, replaced whole); returns the board's path and the notes to print. With `seals` (a folder, e.g.
-    `gacc_hf.results.seal.seals_dir()`), runs whose exact files were verified before are taken from their seals.
-    With `progress`, a bar on a terminal counts the runs checked."""
+    """Verify the runs (on `jobs` processes; "auto": as many as `board_data.auto_jobs` says) and write the bundle
+    into `out_dir` (new, empty, or a board written before, replaced whole); returns the board's path and the notes
+    to print. With `seals` (a folder, e.g. `gacc_hf.results.seal.seals_dir()`), runs whose exact files were
+    verified before are taken from their seals. With `progress`, a bar on a terminal counts the runs checked."""
     out = Path(out_dir)
     check_board_dir(out)
     stage = out.with_name(f".{out.name}.tmp-{os.getpid()}")

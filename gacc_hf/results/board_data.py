@@ -15,7 +15,9 @@ cell beats on both axes (higher Micro, fewer tokens, or less cost or time).
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -65,7 +67,7 @@ def board_run(path: Path, label: str, run: RunResults) -> BoardRun:
 def load_runs(
     paths: Sequence[str | Path],
     allow_mixed_data: bool = False,
-    jobs: int = 1,
+    jobs: int | str = 1,
     prepare: Callable[[Path, str], BoardRun] = verified,
     ready: Callable[[Path, str], BoardRun | None] | None = None,
     progress: bool = False,
@@ -105,21 +107,55 @@ def load_runs(
     return runs, notes
 
 
+#: `jobs` that lets the size of the runs choose (`auto_jobs`)
+AUTO = "auto"
+#: answer rows to check below which one process is as fast as several: starting a process takes about 1.3 s
+#: (importing gacc-hf), about what checking 100,000 answer rows costs (`benchmarks/board.py`)
+AUTO_ROWS = 100_000
+
+
+def auto_jobs(rows: Sequence[int], cores: int) -> int:
+    """The processes that check runs of `rows` answer rows each on `cores` cores: one while their rows together
+    are fewer than `AUTO_ROWS`, else one a core, and no more than there are runs.
+
+    >>> auto_jobs([1085, 245], 2), auto_jobs([236532] * 30, 2), auto_jobs([236532], 16), auto_jobs([60000] * 2, 4)
+    (1, 2, 1, 2)
+    """
+    return 1 if sum(rows) < AUTO_ROWS else max(1, min(cores, len(rows)))
+
+
+def _answer_rows(path: Path) -> int:
+    """The answer rows a run's `results.json` records (0 where it cannot say: its checks will say why)."""
+    try:
+        payload = json.loads((path / RESULTS_FILE).read_text(encoding="utf-8"))
+        return int(payload["files"]["answers"]["rows"]) if "files" in payload else len(payload["answers"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+
+
 def _prepared(
-    planned: list[tuple[Path, str]], jobs: int, prepare: Callable[[Path, str], BoardRun], progress: bool = False
+    planned: list[tuple[Path, str]],
+    jobs: int | str,
+    prepare: Callable[[Path, str], BoardRun],
+    progress: bool = False,
 ) -> list[BoardRun]:
-    """`prepare` of each run, in the order given: here, or on up to `jobs` fresh processes (each holds one run).
-    The bar (`progress`, shown only on a terminal) counts the runs whose checks have ended."""
+    """`prepare` of each run, in the order given: here, or on up to `jobs` fresh processes (each holds one run;
+    `AUTO`: as many as `auto_jobs` says for these runs on the cores this process may use). The bar (`progress`,
+    shown only on a terminal) counts the runs whose checks have ended."""
+    if jobs == AUTO:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        jobs = auto_jobs([_answer_rows(path) for path, _ in planned], cores)
+    workers = int(jobs)
     shown = None if progress else True  # tqdm: None hides the bar where stderr is not a terminal
     with tqdm(total=len(planned), desc="runs checked", unit="run", disable=shown, leave=False, mininterval=0) as bar:
-        if jobs <= 1 or len(planned) <= 1:
+        if workers <= 1 or len(planned) <= 1:
             out = []
             for path, label in planned:
                 out.append(prepare(path, label))
                 bar.update()
             return out
         context = multiprocessing.get_context("spawn")  # no copy of this process's threads (Arrow's pools)
-        with ProcessPoolExecutor(min(jobs, len(planned)), mp_context=context) as pool:
+        with ProcessPoolExecutor(min(workers, len(planned)), mp_context=context) as pool:
             futures = [pool.submit(prepare, path, label) for path, label in planned]
             try:
                 for done in as_completed(futures):

@@ -146,3 +146,14 @@ def test_the_readme_keeps_a_marked_up_name_as_text_in_its_table():
     (line,) = [line for line in card.splitlines() if line.startswith("| [r]")]
     assert "&lt;script>x&lt;/script>\\|a b; reader fields, judge exact" in line and "<script>" not in card
     assert line.count(" | ") == 2 and "mine (sha256:ab)" in line  # three cells, the data named
+
+
+def test_gacc_board_takes_auto_or_a_whole_number_of_jobs(runs, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GACC_HF_CACHE", str(tmp_path / "cache"))
+    for jobs in ("auto", "1"):
+        code, out, _ = outcome(["board", str(runs[0]), "--jobs", jobs, "--output-dir", str(tmp_path / jobs)], capsys)
+        assert code == 0 and out.endswith("index.html\n")
+    for bad in ("abc", "-1", "²", "1.5"):
+        code, out, err = outcome(["board", str(runs[0]), "--jobs", bad, "--output-dir", str(tmp_path / "x")], capsys)
+        assert (code, out) == (2, "") and err.count("\n") == 1 and f"--jobs {bad}: runs verified at once" in err
+    assert not (tmp_path / "x").exists()

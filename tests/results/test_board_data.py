@@ -8,6 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from gacc_hf.data.synthetic import synthetic_rows
@@ -223,3 +224,20 @@ def test_no_bar_off_a_terminal_or_unasked(runs, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr("sys.stderr", terminal)
     write_board([runs["a"], runs["b"]], tmp_path / "unasked")
     assert terminal.text == ""
+
+
+def test_auto_jobs_read_the_rows_each_run_records(runs, tmp_path):
+    from gacc_hf.results.board_data import AUTO_ROWS, _answer_rows, auto_jobs
+
+    recorded = pq.read_metadata(runs["a"] / "answers.parquet").num_rows  # counted from the file, not results.json
+    assert _answer_rows(runs["a"]) == recorded
+    assert _answer_rows(tmp_path) == 0  # no results.json: its checks will say so
+    assert auto_jobs([recorded, recorded], 2) == 1  # a few hundred rows: one process
+    assert auto_jobs([AUTO_ROWS // 2, AUTO_ROWS // 2], 2) == 2 and auto_jobs([AUTO_ROWS], 8) == 1
+
+
+def test_auto_jobs_on_processes_give_the_same_board(runs, tmp_path, monkeypatch):
+    one = write_board([runs["a"], runs["b"]], tmp_path / "one")[0]
+    monkeypatch.setattr("gacc_hf.results.board_data.AUTO_ROWS", 1)  # these small runs counted as large
+    auto = write_board([runs["a"], runs["b"]], tmp_path / "auto", jobs="auto")[0]
+    assert one.read_bytes() == auto.read_bytes()
