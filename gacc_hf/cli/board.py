@@ -95,7 +95,7 @@ def _push_board(args: argparse.Namespace, api: object | None, stage: Path) -> in
     from gacc_hf.hub import commit as hub
     from gacc_hf.hub.board_space import board_space_plan
 
-    plan, notes = board_space_plan(args.board, args.space, stage, args.allow_errors)
+    plan, notes = board_space_plan(args.board, args.space, stage, args.allow_errors, jobs="auto")
     hub.check_no_secrets([plan])
     for note in notes:
         print(f"note: {note}", file=sys.stderr)

@@ -46,7 +46,7 @@ def _cell(text: str) -> str:
 
 
 def board_space_plan(
-    board_dir: str | Path, space_id: str, stage: Path, allow_errors: bool = False, jobs: int = 1
+    board_dir: str | Path, space_id: str, stage: Path, allow_errors: bool = False, jobs: int | str = 1
 ) -> tuple[RepoPlan, list[str]]:
     """The Space's one commit (README.md, index.html, runs/<name>/report.html), and the notes of reading its runs.
 

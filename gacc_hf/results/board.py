@@ -189,7 +189,7 @@ def _manifest(runs: Sequence[BoardRun], out: Path, allow_mixed_data: bool) -> by
     return strict_json.dumps({"runs": paths, "allow_mixed_data": allow_mixed_data}, MANIFEST, indent=1).encode()
 
 
-def read_board(folder: str | Path, stage: Path, jobs: int = 1) -> tuple[list[BoardRun], list[str]]:
+def read_board(folder: str | Path, stage: Path, jobs: int | str = 1) -> tuple[list[BoardRun], list[str]]:
     """The runs of a board written before, read and verified again from the folders it names, their pages
     rendered afresh under `stage`."""
     root = Path(folder)
