@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from gacc_hf import strict_json
-from gacc_hf.collector import collector_paused
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.board_data import BoardRun, board_rows, board_run, data_groups, data_name, load_runs
 from gacc_hf.results.by_language import is_language_png
@@ -81,7 +80,6 @@ def run_setup(run: BoardRun) -> str:
     return f"{names}; {settings_line(cfg)}; {date}"
 
 
-@collector_paused()
 def run_page(run: RunResults, folder: Path) -> str:
     """The run's results page as `gacc report` writes it, from the verified run and the plots its folder has."""
     return render_page(run, page_plots(run, folder))
@@ -103,10 +101,10 @@ def with_page(stage: Path, seals: Path | None, path: Path, label: str) -> BoardR
     """The run verified (`verified`), its page written under `stage` where the bundle holds it: in the process
     that holds the run, so that only its cells travel back. With `seals` (a folder), a run whose exact files
     passed before is taken from its seal (`from_seal`), and one verified now without a warning is sealed."""
-    sealed = from_seal(stage, seals, path, label)
+    name = seal_name(path, label) if seals is not None else None
+    sealed = _sealed(stage, seals, name, path, label)
     if sealed is not None:
         return sealed
-    name = seal_name(path, label) if seals is not None else None
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = verify_folder(path)
@@ -122,7 +120,11 @@ def with_page(stage: Path, seals: Path | None, path: Path, label: str) -> BoardR
 
 def from_seal(stage: Path, seals: Path | None, path: Path, label: str) -> BoardRun | None:
     """The run from its seal (`gacc_hf.results.seal`), its page written under `stage`; None where it has none."""
-    name = seal_name(path, label) if seals is not None else None
+    return _sealed(stage, seals, seal_name(path, label) if seals is not None else None, path, label)
+
+
+def _sealed(stage: Path, seals: Path | None, name: str | None, path: Path, label: str) -> BoardRun | None:
+    """`from_seal` for a run whose seal name (`seal_name`) is known."""
     sealed = read_seal(name, seals) if name and seals is not None else None
     if sealed is None:
         return None

@@ -34,11 +34,11 @@ def _by_setting(answers: Sequence[Mapping[str, Any]]) -> dict[Setting, list[Mapp
     return {setting: rows for setting, rows in setting_parts(answers).items() if setting is not None}
 
 
-def reader_agreement(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
+def _agreement(parts: dict[Setting, list[Mapping[str, Any]]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """Per reader with two or more judges, those judges' agreement over its answers (`judge_agreement`, with
     `reader` and `n_left_out`: answers left out because a call failed); `undefined` says why none exists."""
     readers: dict[str, dict[str, list[Mapping[str, Any]]]] = {}
-    for (reader, judge), rows in _by_setting(answers).items():
+    for (reader, judge), rows in parts.items():
         readers.setdefault(reader, {})[judge] = rows
     out = []
     for reader, judged in readers.items():
@@ -54,28 +54,23 @@ def reader_agreement(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: in
     return out
 
 
-def setting_survival(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, Any] | None:
-    """The survival of the ranking across the run's (reader, judge) settings (None with fewer than two):
-    `settings` (their names) and `sections` (`survival`), or `undefined` saying why there is none."""
-    parts = {setting_label(s): rows for s, rows in _by_setting(answers).items()}
-    if len(parts) < 2:
-        return None
+def _survival(parts: dict[Setting, list[Mapping[str, Any]]], n_boot: int, seed: int) -> dict[str, Any]:
+    """The survival of the ranking across two or more (reader, judge) settings: `settings` (their names) and
+    `sections` (`survival`), or `undefined` saying why there is none."""
+    named = {setting_label(s): rows for s, rows in parts.items()}
     try:
-        return {"settings": list(parts), "sections": survival(parts, n_boot, seed)}
+        return {"settings": list(named), "sections": survival(named, n_boot, seed)}
     except SurvivalError as exc:
-        return {"settings": list(parts), "undefined": str(exc)}
+        return {"settings": list(named), "undefined": str(exc)}
 
 
 def judging_figures(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
     """`agreement` and `survival` of a run's answer rows, each only where the run has what it needs."""
-    out: dict[str, Any] = {}
-    if len(_by_setting(answers)) < 2:  # one setting: one judge a reader, one ranking
-        return out
-    if agreement := reader_agreement(answers, n_boot, seed):
-        out["agreement"] = agreement
-    if (survived := setting_survival(answers, n_boot, seed)) is not None:
-        out["survival"] = survived
-    return out
+    parts = _by_setting(answers)
+    if len(parts) < 2:  # one setting: one judge a reader, one ranking
+        return {}
+    agreement = _agreement(parts, n_boot, seed)
+    return {**({"agreement": agreement} if agreement else {}), "survival": _survival(parts, n_boot, seed)}
 
 
 def matched_labels(
