@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gacc_hf import strict_json
+from gacc_hf.collector import collector_paused
 from gacc_hf.results.atomic import write_atomic
 from gacc_hf.results.board_data import BoardRun, board_rows, board_run, data_groups, data_name, load_runs
 from gacc_hf.results.by_language import is_language_png
@@ -97,6 +98,7 @@ def page_plots(run: RunResults, folder: Path) -> list[Path]:
     return [folder / n for n in names if (folder / n).is_file()]
 
 
+@collector_paused()  # the run is read, checked, shown and let go within one pause (`gacc_hf.collector`)
 def with_page(stage: Path, seals: Path | None, path: Path, label: str) -> BoardRun:
     """The run verified (`verified`), its page written under `stage` where the bundle holds it: in the process
     that holds the run, so that only its cells travel back. With `seals` (a folder), a run whose exact files

@@ -25,7 +25,6 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from gacc_hf.collector import collector_paused
 from gacc_hf.protocol import is_ceiling
@@ -38,11 +37,14 @@ from gacc_hf.results.layout import (
     MEMORIES_FILE,
     RESULTS_FILE,
     SCHEMA_VERSION,
+    SHARED_TEXT,
     TABLES,
     ResultsError,
     RunResults,
     json_bytes,
     parquet_bytes,
+    read_table,
+    table_rows,
 )
 from gacc_hf.results.outcome_plot import OUTCOMES_PNG, plot_outcomes
 from gacc_hf.results.page import PAGE_FILE, write_page
@@ -161,12 +163,12 @@ def _read_table(root: Path, key: str, files: Any) -> list[dict[str, Any]]:
         raise ResultsError(
             f"{path}: content does not match the sha256 recorded in {RESULTS_FILE} (truncated or replaced?)"
         )
-    try:  # on this thread: Arrow's pools left running abort a bare script at interpreter exit (rc 134)
-        table = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False).read(use_threads=False)
+    try:
+        table = read_table(data, shared_text=key in SHARED_TEXT)
     except (pa.ArrowException, OSError) as exc:
         raise ResultsError(f"{path}: not a readable parquet file: {exc}") from exc
     _check_finite_columns(table, path)
-    rows = table.to_pylist()
+    rows = table_rows(table)
     if len(rows) != entry["rows"]:
         raise ResultsError(f"{path}: {len(rows)} rows, but {RESULTS_FILE} records {entry['rows']}")
     return rows

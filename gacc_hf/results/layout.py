@@ -21,8 +21,10 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -102,6 +104,37 @@ MEMORY_TYPES: dict[str, pa.DataType] = {
 
 
 TABLES = {"answers": (ANSWERS_FILE, ANSWER_TYPES), "memories": (MEMORIES_FILE, MEMORY_TYPES)}
+#: the tables whose text columns are read as shared values (`read_rows`): an answer row's texts (names, ids, the
+#: question) repeat across the cells of a run, while a memory's text is long and its own
+SHARED_TEXT = frozenset({"answers"})
+
+
+def read_table(data: bytes, shared_text: bool) -> pa.Table:
+    """A Parquet file's table, on this thread (Arrow's pools left running abort a bare script at interpreter exit,
+    rc 134). With `shared_text`, its text columns are read dictionary-encoded (`table_rows` shares their values)."""
+    file = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False)
+    texts = [f.name for f in file.schema_arrow if pa.types.is_string(f.type)] if shared_text else []
+    if texts:
+        file = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False, read_dictionary=texts)
+    return file.read(use_threads=False)
+
+
+def table_rows(table: pa.Table) -> list[dict[str, Any]]:
+    """A table's rows as dicts, what `Table.to_pylist` gives, with each value of a dictionary-encoded column made
+    once as a Python object, however many rows hold it: a release-size run repeats a few thousand strings over
+    236,532 answer rows, and each is made, hashed (by every grouping of the rows) and freed once, not once a row."""
+    columns = [_values(table.column(name)) for name in table.column_names]
+    return list(map(dict, map(zip, repeat(table.column_names), zip(*columns, strict=True))))
+
+
+def _values(column: pa.ChunkedArray) -> list[Any]:
+    if not pa.types.is_dictionary(column.type):
+        return column.to_pylist()
+    out: list[Any] = []
+    for chunk in column.chunks:
+        values = np.array([*chunk.dictionary.to_pylist(), None], dtype=object)  # the last: a null's value
+        out += values[chunk.indices.fill_null(len(values) - 1).to_numpy(zero_copy_only=False)].tolist()
+    return out
 
 
 class ResultsError(ValueError):

@@ -85,8 +85,9 @@ def _reads(rows: Sequence[Mapping[str, Any]], getter: Callable[[Mapping[str, Any
 
 
 def cells_of(rows: Sequence[Mapping[str, Any]]) -> Cells:
-    """The `Cells` of answer rows (kept by `Rows`)."""
-    return kept(rows, "cells", lambda r: Cells(r if isinstance(r, list) else list(r)))
+    """The `Cells` of answer rows (kept by `Rows`). They hold a copy of the list, never the `Rows` that keeps
+    them: that cycle would leave a run's rows to the cyclic collector, which walks them all to free them."""
+    return kept(rows, "cells", lambda r: Cells(list(r)))
 
 
 class Cells:

@@ -1,4 +1,5 @@
-"""Parquet row groups bounded by rows and by text, in English and Chinese, and the bytes read back as written."""
+"""Parquet row groups bounded by rows and by text, in English and Chinese, and the bytes read back as written
+(text columns read as shared values give the rows `to_pylist` gives)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from gacc_hf.results import layout
-from gacc_hf.results.layout import parquet_bytes, row_groups
+from gacc_hf.results.layout import ANSWER_TYPES, parquet_bytes, read_table, row_groups, table_rows
 
 TYPES = {"id": pa.string(), "memory": pa.string(), "n": pa.int64()}
 
@@ -52,3 +53,28 @@ def test_no_rows_give_no_group_and_a_file_with_the_declared_columns():
     written = _written([])
     assert written.num_row_groups == 0
     assert written.schema_arrow == pa.schema([pa.field(n, t) for n, t in TYPES.items()])
+
+
+def _answers() -> list[dict[str, object]]:
+    rows = []
+    for i in range(40):
+        question = ["What is kept?", "记忆保留了什么？", None][i % 3]  # a null among the shared values
+        rows.append({"compressor": ["embed", "嵌入"][i % 2], "question_id": f"q{i % 7}", "question": question})
+        rows[-1] |= {"references": [f"r{i}", "参考"], "ratio": 0.1 * (i % 3), "correct": [True, False, None][i % 3]}
+    return rows
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_rows_read_back_are_those_written_with_shared_text_or_not(shared):
+    rows = _answers()
+    table = read_table(parquet_bytes(rows, ANSWER_TYPES), shared_text=shared)
+    assert pa.types.is_dictionary(table.schema.field("question").type) is shared
+    assert table_rows(table) == rows
+
+
+def test_a_shared_text_is_one_object_however_many_rows_hold_it():
+    read = table_rows(read_table(parquet_bytes(_answers(), ANSWER_TYPES), shared_text=True))
+    chinese = [r["compressor"] for r in read if r["compressor"] == "嵌入"]
+    assert len(chinese) == 20 and len({id(c) for c in chinese}) == 1
+    plain = table_rows(read_table(parquet_bytes(_answers(), ANSWER_TYPES), shared_text=False))
+    assert len({id(r["compressor"]) for r in plain if r["compressor"] == "嵌入"}) == 20
