@@ -37,7 +37,6 @@ from gacc_hf.results.layout import (
     MEMORIES_FILE,
     RESULTS_FILE,
     SCHEMA_VERSION,
-    SHARED_TEXT,
     TABLES,
     ResultsError,
     RunResults,
@@ -164,7 +163,7 @@ def _read_table(root: Path, key: str, files: Any) -> list[dict[str, Any]]:
             f"{path}: content does not match the sha256 recorded in {RESULTS_FILE} (truncated or replaced?)"
         )
     try:
-        table = read_table(data, shared_text=key in SHARED_TEXT)
+        table = read_table(data)
     except (pa.ArrowException, OSError) as exc:
         raise ResultsError(f"{path}: not a readable parquet file: {exc}") from exc
     _check_finite_columns(table, path)

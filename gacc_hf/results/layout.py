@@ -104,16 +104,16 @@ MEMORY_TYPES: dict[str, pa.DataType] = {
 
 
 TABLES = {"answers": (ANSWERS_FILE, ANSWER_TYPES), "memories": (MEMORIES_FILE, MEMORY_TYPES)}
-#: the tables whose text columns are read as shared values (`read_rows`): an answer row's texts (names, ids, the
-#: question) repeat across the cells of a run, while a memory's text is long and its own
-SHARED_TEXT = frozenset({"answers"})
+#: the text columns read one value a row (`read_table`): a memory's text is long and its own, while every other
+#: text of a run (names, ids, hashes, a question) repeats across its cells, conditions and ratios
+OWN_TEXT = frozenset({"memory"})
 
 
-def read_table(data: bytes, shared_text: bool) -> pa.Table:
+def read_table(data: bytes) -> pa.Table:
     """A Parquet file's table, on this thread (Arrow's pools left running abort a bare script at interpreter exit,
-    rc 134). With `shared_text`, its text columns are read dictionary-encoded (`table_rows` shares their values)."""
+    rc 134), its text columns but `OWN_TEXT` read dictionary-encoded (`table_rows` shares their values)."""
     file = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False)
-    texts = [f.name for f in file.schema_arrow if pa.types.is_string(f.type)] if shared_text else []
+    texts = [f.name for f in file.schema_arrow if pa.types.is_string(f.type) and f.name not in OWN_TEXT]
     if texts:
         file = pq.ParquetFile(pa.BufferReader(data), pre_buffer=False, read_dictionary=texts)
     return file.read(use_threads=False)

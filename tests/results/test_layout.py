@@ -64,17 +64,17 @@ def _answers() -> list[dict[str, object]]:
     return rows
 
 
-@pytest.mark.parametrize("shared", [True, False])
-def test_rows_read_back_are_those_written_with_shared_text_or_not(shared):
+def test_rows_read_back_are_those_written():
     rows = _answers()
-    table = read_table(parquet_bytes(rows, ANSWER_TYPES), shared_text=shared)
-    assert pa.types.is_dictionary(table.schema.field("question").type) is shared
+    table = read_table(parquet_bytes(rows, ANSWER_TYPES))
+    assert pa.types.is_dictionary(table.schema.field("question").type)
     assert table_rows(table) == rows
 
 
-def test_a_shared_text_is_one_object_however_many_rows_hold_it():
-    read = table_rows(read_table(parquet_bytes(_answers(), ANSWER_TYPES), shared_text=True))
-    chinese = [r["compressor"] for r in read if r["compressor"] == "嵌入"]
-    assert len(chinese) == 20 and len({id(c) for c in chinese}) == 1
-    plain = table_rows(read_table(parquet_bytes(_answers(), ANSWER_TYPES), shared_text=False))
-    assert len({id(r["compressor"]) for r in plain if r["compressor"] == "嵌入"}) == 20
+def test_a_shared_text_is_one_object_however_many_rows_hold_it_and_a_memory_is_its_own():
+    rows = [{**row, "memory": "记忆" if i % 2 else "kept"} for i, row in enumerate(_answers())]
+    read = table_rows(read_table(parquet_bytes(rows, {**ANSWER_TYPES, "memory": pa.string()})))
+    assert read == rows
+    for field, value in (("compressor", "嵌入"), ("memory", "记忆")):
+        held = [r[field] for r in read if r[field] == value]
+        assert len(held) == 20 and len({id(v) for v in held}) == (1 if field == "compressor" else 20)
