@@ -51,6 +51,7 @@ from gacc_hf.results.plots import GAPS_PNG, SCORES_PNG, plot_gaps, plot_scores
 from gacc_hf.results.report import REPORT_FILE, render_report
 from gacc_hf.results.views import setting_views, settings_line, several_settings
 from gacc_hf.scoring.by_language import language_mismatch
+from gacc_hf.scoring.groups import Rows
 from gacc_hf.scoring.judging import format_judging
 from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.reading import KEYS, all_figures
@@ -321,9 +322,10 @@ def verify_folder(run_dir: str | Path) -> RunResults:
     rows, counted = run.payload.get("exposures"), run.payload["integrity"].get("exposures")
     if rows is not None and counted != len(rows):
         raise ResultsError(f"{path}: integrity.exposures is {counted} but {len(rows)} exposure row(s) are recorded")
-    if problem := language_mismatch(run.payload, run.answers):
+    answers = Rows(run.answers)  # split by setting once, for the figures and the judging figures
+    if problem := language_mismatch(run.payload, answers):
         raise ResultsError(f"{path}: {problem} ({ANSWERS_FILE}); this file was edited or is damaged")
-    derived = derived_figures(run.answers, run.config)
+    derived = derived_figures(answers, run.config)
     _verify(path, "scores", run.scores, derived["scores"], ("compressor", "condition", "ratio"))
     if "scores_by_language" in run.payload:  # absent from folders written before answers carried a language
         key = ("language", "compressor", "condition", "ratio")
@@ -336,7 +338,7 @@ def verify_folder(run_dir: str | Path) -> RunResults:
         else:
             run.payload = {**run.payload, what: derived[what]}
     n_boot, seed = int(run.config.get("n_bootstrap", 1000)), int(run.config.get("seed", 0))
-    judged = checked_judging(path, run.payload, run.answers, n_boot, seed)
+    judged = checked_judging(path, run.payload, answers, n_boot, seed)
     run.payload = {**run.payload, **judged}  # a stored figure keeps its place in the file
     return run
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.layout import RunResults
+from gacc_hf.scoring.groups import grouped_by
 from gacc_hf.scoring.outcomes import OUTCOMES, outcome
 from gacc_hf.scoring.settings import SETTING, Setting, setting_label, setting_of, settings_of
 from gacc_hf.text.spans import kept_spans, reference_marks
@@ -92,6 +93,7 @@ def run_key(config: Mapping[str, Any]) -> str:
 # `_ANSWER_KIND` (a few hundred distinct values in a run: cells times verdicts and outcomes times settings).
 _UNSET = object()  # a column a row lacks (the rows of an older folder), told apart from a None it holds
 _QUESTION_KEY = operator.itemgetter("goal_id", "question_id")
+_GOAL_OF = operator.itemgetter(0)  # of a question's key
 #: what `cell_of` and `is_ceiling` read
 _MEMORY_KIND = ("compressor", "condition", "ratio", "ceiling")
 #: what an answer's cell, verdict, outcome (`row_outcome`), setting (`setting_of`) and error are read from
@@ -182,14 +184,13 @@ def _goals(
         goal = goals.get(key[0]) or goals.setdefault(key[0], _new_goal(row, settings is not None))
         position[key] = len(goal["questions"])
         goal["questions"].append(_question(row, sources.get(row["context_id"])))
-    add = {gid: goal["answers"].append for gid, goal in goals.items()}
-    for (gid, _), entry in zip(questions, _answers(answers, map(position.__getitem__, questions), judged), strict=True):
-        add[gid](entry)
+    entries = _answers(answers, map(position.__getitem__, questions), judged)
+    for gid, mine in grouped_by(map(_GOAL_OF, questions), entries).items():  # each goal's, in row order
+        goals[gid]["answers"] = mine
     if settings is not None:
-        add = {gid: goal["settings"].append for gid, goal in goals.items()}
         at = {setting: settings.index(setting) for setting in set(map(_SETTING, judged))}
-        for (gid, _), index in zip(questions, map(at.__getitem__, map(_SETTING, judged)), strict=True):
-            add[gid](index)
+        for gid, mine in grouped_by(map(_GOAL_OF, questions), map(at.__getitem__, map(_SETTING, judged))).items():
+            goals[gid]["settings"] = mine
     return goals
 
 

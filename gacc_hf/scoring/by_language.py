@@ -9,6 +9,7 @@ would report. Answers of runs written before rows carried a language give no per
 from __future__ import annotations
 
 import operator
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -29,6 +30,7 @@ def named_languages(config: Mapping[str, Any]) -> str:
 
 
 _LANGUAGE, _READ_LANGUAGE = operator.methodcaller("get", "language"), operator.itemgetter("language")
+_LANGUAGE_QUESTION = operator.itemgetter("language", "question_id")
 
 
 def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -79,8 +81,9 @@ def language_mismatch(payload: Mapping[str, Any], answers: Sequence[Mapping[str,
     recorded = run_languages(payload.get("config") or {})
     if sorted(recorded) != sorted(found):
         return f"the config records languages [{', '.join(recorded)}] but the answers have [{', '.join(found)}]"
+    asked = Counter(language for language, _ in set(map(_LANGUAGE_QUESTION, answers)))  # read in C
     for language, entry in recorded.items():
-        questions = len({row["question_id"] for row in answers if row["language"] == language})
+        questions = asked[language]
         if entry.get("n_questions") != questions:
             return f"the config records {entry.get('n_questions')} {language} questions, the answers {questions}"
     return None

@@ -85,19 +85,35 @@ def resampled_ratios(pairs: list[tuple[np.ndarray, np.ndarray]], n_boot: int, se
     """Goal bootstrap: for each draw of goals (shared by all pairs), sum(num[draw]) / sum(den[draw]).
 
     The sums are taken as (times each goal was drawn) @ values, one matrix product for every pair at once.
-    That is the gathered sum exactly: the values are whole numbers (question and correct counts, their
-    differences, 0/1 flags), so every product and partial sum is a whole number far below 2**53 and
-    float64 holds it exactly, in any order of addition.
+    Where the values are whole numbers (question and correct counts, their differences, 0/1 flags), that is the
+    gathered sum exactly: every product and partial sum is a whole number far below 2**53, which float64 holds
+    exactly in any order of addition, so a column that several pairs share (the cells' counts of questions, a
+    column of ones) enters the product once. Other values (weighted sums) keep every column, and the product its
+    shape.
     """
     n = len(pairs[0][0])
-    values = np.column_stack([v for pair in pairs for v in pair]).astype(float)
+    given = [np.asarray(v, dtype=float) for pair in pairs for v in pair]
+    unique, at = _distinct(given) if all(map(_whole, given)) else (given, list(range(len(given))))
+    values = np.column_stack(unique)
     outs = []
     with _blas().limit(limits=1, user_api="blas"):  # see _blas
         for tally in _tallies(seed, n_boot, n):
             sums = tally @ values
-            outs.append(sums[:, 0::2] / sums[:, 1::2])
+            outs.append(sums[:, at[0::2]] / sums[:, at[1::2]])
     draws = np.concatenate(outs)
     return [draws[:, k] for k in range(len(pairs))]
+
+
+def _whole(column: np.ndarray) -> bool:
+    return bool((column == np.floor(column)).all())
+
+
+def _distinct(columns: list[np.ndarray]) -> tuple[list[np.ndarray], list[int]]:
+    """The distinct columns in first-seen order, and the index among them of each column given."""
+    index: dict[bytes, int] = {}
+    at = [index.setdefault(column.tobytes(), len(index)) for column in columns]
+    firsts = dict(zip(reversed(at), reversed(range(len(at))), strict=True))  # each index's first column
+    return [columns[firsts[i]] for i in range(len(index))], at
 
 
 def resampled_cells(

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
 
-from gacc_hf.scoring.groups import ABSENT, Rows, field_or_absent, grouped_by
+from gacc_hf.scoring.groups import ABSENT, Rows, field_or_absent, grouped_by, kept
 
 SETTING = ("reader", "judge")
 Setting = tuple[str, str]
@@ -51,7 +51,12 @@ _READ_READER, _READ_JUDGE = itemgetter("reader"), itemgetter("judge")
 def setting_parts(rows: Sequence[Mapping[str, Any]]) -> Parts:
     """The rows of each setting (None: rows naming none), settings in first-seen order, each part's rows in
     their order: the split `by_setting` computes over, made once for every figure of a run (each part keeps
-    its grouping by cell, `gacc_hf.scoring.groups.Rows`, for all of them)."""
+    its grouping by cell, `gacc_hf.scoring.groups.Rows`, for all of them), and kept by `Rows` for the judging
+    figures that split the same rows."""
+    return kept(rows, "setting parts", _split)
+
+
+def _split(rows: Sequence[Mapping[str, Any]]) -> Parts:
     try:  # read in C; a getter with a default is twice as slow, so it reads only rows that lack a field
         readers, judges = list(map(_READ_READER, rows)), list(map(_READ_JUDGE, rows))
     except KeyError:

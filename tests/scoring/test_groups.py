@@ -79,6 +79,13 @@ def test_rows_that_keep_their_cells_are_freed_without_the_cyclic_collector():
         gc.enable()
 
 
+def test_rows_keep_their_split_by_setting_and_plain_lists_do_not():
+    rows = Rows([_row("embed", "own", "q1"), _row("嵌入", "none", "q2")])
+    assert setting_parts(rows) is setting_parts(rows)
+    plain = list(rows)
+    assert setting_parts(plain) is not setting_parts(plain) and setting_parts(plain) == setting_parts(rows)
+
+
 def test_every_row_has_a_field_or_not():
     rows = [_row("embed", "own", "q1", evidence=True), _row("嵌入", "own", "q2", evidence=False)]
     assert every_row_has(rows, "evidence") is True

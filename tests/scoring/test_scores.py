@@ -132,3 +132,30 @@ def test_kept_draws_are_read_only_and_give_what_fresh_draws_give():
         kept[0, 0] = 99  # every later cell on these draws would be scored on the edit
     scores._tally.cache_clear()
     assert score(_GOALS, _A, n_boot=200, seed=7) == first
+
+
+def test_columns_that_pairs_share_enter_the_product_once_with_each_pair_s_draws():
+    # whole counts: cells share their counts of questions, and every Macro pair has a column of ones
+    n_q, ones = np.array([2.0, 3.0, 1.0, 4.0]), np.ones(4)
+    pairs = [
+        (np.array([1.0, 3.0, 0.0, 2.0]), n_q),
+        (np.array([0.0, 1.0, 0.0, 0.0]), ones),
+        (np.array([2, 0, 1, 4]), n_q),
+    ]
+    unique, at = scores._distinct([np.asarray(v, dtype=float) for pair in pairs for v in pair])
+    assert len(unique) == 5 and at == [0, 1, 2, 3, 4, 1]  # six columns given, the counts of questions once
+    together = scores.resampled_ratios(pairs, 60, 5)
+    alone = [scores.resampled_ratios([pair], 60, 5)[0] for pair in pairs]  # a pair alone shares nothing
+    assert all(np.array_equal(a, b) for a, b in zip(together, alone, strict=True))
+
+
+def test_weighted_values_keep_every_column(monkeypatch):
+    weighted = np.array([0.25, 1.5, 0.75, 2.0])  # an AUC's weighted sums: not whole
+    assert scores._whole(np.array([2.0, 0.0, 3.0])) and not scores._whole(weighted)
+    made_distinct = []
+    distinct = scores._distinct
+    monkeypatch.setattr(scores, "_distinct", lambda columns: made_distinct.append(len(columns)) or distinct(columns))
+    scores.resampled_ratios([(weighted, np.ones(4)), (weighted, np.ones(4))], 10, 0)
+    assert made_distinct == []
+    scores.resampled_ratios([(np.array([1.0, 2.0, 0.0, 1.0]), np.ones(4))] * 2, 10, 0)
+    assert made_distinct == [4]  # whole counts: made distinct
