@@ -31,23 +31,23 @@ KEYS: dict[str, tuple[str, ...]] = {  # within a setting: a row's reader and jud
 def reading_figures(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, list[dict[str, Any]]]:
     """Every reading aid of a run, by its `results.json` field, with the run's bootstrap settings, per
     (reader, judge) setting (`gacc_hf.scoring.settings`)."""
-    return _reading(setting_parts(_listed(answers)), n_boot, seed)
+    return _reading(setting_parts(answers), n_boot, seed)
 
 
 def setting_scores(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, list[dict[str, Any]]]:
     """`scores` and `scores_by_language` of a run, per (reader, judge) setting."""
-    return _scores(setting_parts(_listed(answers)), n_boot, seed)
+    return _scores(setting_parts(answers), n_boot, seed)
 
 
 def setting_gaps(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> list[dict[str, Any]]:
     """own−none and own−cross (`condition_gaps`) per (reader, judge) setting."""
-    return over_parts(setting_parts(_listed(answers)), lambda part: condition_gaps(part, n_boot, seed))
+    return over_parts(setting_parts(answers), lambda part: condition_gaps(part, n_boot, seed))
 
 
 def all_figures(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) -> dict[str, list[dict[str, Any]]]:
     """Scores, gaps, scores by language and every reading aid of a run (what `setting_scores`, `setting_gaps`
     and `reading_figures` give), its rows split by setting once for all of them."""
-    parts = setting_parts(_listed(answers))
+    parts = setting_parts(answers)
     scored = _scores(parts, n_boot, seed)
     return {
         "scores": scored["scores"],
@@ -55,11 +55,6 @@ def all_figures(answers: Sequence[Mapping[str, Any]], n_boot: int, seed: int) ->
         "scores_by_language": scored["scores_by_language"],
         **_reading(parts, n_boot, seed),
     }
-
-
-def _listed(answers: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The rows as a list: a list (a `Rows` keeps what was computed from it) as it is."""
-    return answers if isinstance(answers, list) else list(answers)
 
 
 def _reading(parts: Parts, n_boot: int, seed: int) -> dict[str, list[dict[str, Any]]]:

@@ -111,9 +111,12 @@ def _whole(column: np.ndarray) -> bool:
 def _distinct(columns: list[np.ndarray]) -> tuple[list[np.ndarray], list[int]]:
     """The distinct columns in first-seen order, and the index among them of each column given."""
     index: dict[bytes, int] = {}
-    at = [index.setdefault(column.tobytes(), len(index)) for column in columns]
-    firsts = dict(zip(reversed(at), reversed(range(len(at))), strict=True))  # each index's first column
-    return [columns[firsts[i]] for i in range(len(index))], at
+    unique, at = [], []
+    for column in columns:
+        at.append(index.setdefault(column.tobytes(), len(unique)))
+        if at[-1] == len(unique):
+            unique.append(column)
+    return unique, at
 
 
 def resampled_cells(

@@ -57,12 +57,13 @@ def setting_parts(rows: Sequence[Mapping[str, Any]]) -> Parts:
 
 
 def _split(rows: Sequence[Mapping[str, Any]]) -> Parts:
+    rows = rows if isinstance(rows, list) else list(rows)
     try:  # read in C; a getter with a default is twice as slow, so it reads only rows that lack a field
         readers, judges = list(map(_READ_READER, rows)), list(map(_READ_JUDGE, rows))
     except KeyError:
         readers, judges = list(map(_READER, rows)), list(map(_JUDGE, rows))
     if rows and readers.count(readers[0]) == len(rows) and judges.count(judges[0]) == len(rows):
-        groups = {(readers[0], judges[0]): list(rows)}  # a run of one setting (or of none)
+        groups = {(readers[0], judges[0]): rows}  # a run of one setting (or of none); `Rows` copies it
     else:
         groups = grouped_by(zip(readers, judges, strict=True), rows)
     unnamed = [key for key in groups if ABSENT in key]
