@@ -6,10 +6,6 @@ and an independent judge scores against the source and gold.
 """
 
 from gacc_hf.budget import Memory, fit_to_budget, token_budget
-
-# Bound eagerly: the function shares its module's name, and a lazy binding would be shadowed by the
-# submodule as soon as anything imported `gacc_hf.data.synthetic`.
-from gacc_hf.data.synthetic import synthetic
 from gacc_hf.protocol import CompressorInput, JudgeInput, ReaderInput, revision_of
 from gacc_hf.tokenizer import Codec, TokenizerIdentityError, get_codec
 
@@ -37,6 +33,10 @@ __all__ = [
 
 
 def __getattr__(name: str):  # lazy: keep `import gacc_hf` free of datasets/evaluate start-up cost
+    if name == "synthetic":
+        from gacc_hf.data.synthetic import synthetic
+
+        return synthetic
     if name == "run_benchmark":
         from gacc_hf.run.benchmark import run_benchmark
 

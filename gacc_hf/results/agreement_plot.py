@@ -9,10 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-from matplotlib.figure import Figure
-
-from gacc_hf.results.plots import _RC, _save
+from gacc_hf.results.plots import _save, drawing
 
 AGREEMENT_PNG = "agreement.png"
 FIGURES = (("agreement", "raw agreement"), ("kappa", "Cohen's κ"))
@@ -28,7 +25,7 @@ def plot_agreement(parts: Sequence[Mapping[str, Any]], path: Path) -> Path:
     """One panel per reader whose judges were measured (`parts`: results.json's `agreement`)."""
     shown = [p for p in parts if not p.get("undefined")]
     heights = [max(2.0, 0.45 * len(_rows(p)) + 1.2) for p in shown] or [2.0]
-    with matplotlib.rc_context(_RC):
+    with drawing() as Figure:
         fig = Figure(figsize=(8.4, sum(heights)))
         axes = fig.subplots(max(1, len(shown)), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
         for ax, part in zip(axes, shown, strict=False):

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import matplotlib
-from matplotlib.figure import Figure
-from matplotlib.patches import Patch
-
-from gacc_hf.results.plots import _RC, _save
+from gacc_hf.results.plots import _save, drawing
 from gacc_hf.scoring.outcomes import OUTCOMES
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 OUTCOMES_PNG = "outcomes.png"
 COLOURS = {"right": "#2b8a3e", "guessed": "#94d82d", "missed": "#f59f00", "lost": "#c92a2a"}
@@ -31,7 +30,9 @@ def outcomes_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> Figur
     """One horizontal stacked bar per cell, in the run's order, shares in % of the cell's questions."""
     if not rows:
         raise ValueError("no outcome shares to plot (answers without an outcome)")
-    with matplotlib.rc_context(_RC):
+    with drawing() as Figure:
+        from matplotlib.patches import Patch
+
         fig = Figure(figsize=(7.5, 1.2 + 0.45 * len(rows)))
         ax = fig.subplots()
         ys = list(range(len(rows)))[::-1]

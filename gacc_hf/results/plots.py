@@ -11,20 +11,20 @@ saved with fixed dpi and no "Software" metadata, so the same results produce byt
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import io
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import matplotlib
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING, Any
 
 from gacc_hf.protocol import is_ceiling
 from gacc_hf.results.atomic import write_atomic
+
+if TYPE_CHECKING:  # matplotlib is imported where a plot is drawn: checking or showing a run draws none
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 SCORES_PNG = "scores.png"
 GAPS_PNG = "gaps.png"
@@ -57,11 +57,26 @@ _MARKERS = "osD^vP"
 
 def _styles(names: Sequence[str]) -> dict[str, dict[str, Any]]:
     """A colour and a marker per compressor, so lines that coincide stay distinguishable."""
+    import matplotlib
+
     cmap = matplotlib.colormaps["tab10"]
     return {n: {"color": cmap(i % 10), "marker": _MARKERS[i % len(_MARKERS)]} for i, n in enumerate(names)}
 
 
+@contextlib.contextmanager
+def drawing() -> Iterator[type[Figure]]:
+    """matplotlib's `Figure` within the plots' settings (`_RC`), imported here, when a plot is drawn: checking a
+    run or showing its page draws none, and a board's worker processes start without matplotlib."""
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(_RC):
+        yield Figure
+
+
 def _save(fig: Figure, path: Path) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     buf = io.BytesIO()
     FigureCanvasAgg(fig)
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
@@ -152,6 +167,8 @@ def _layout(
     labels = 0.07 * max(map(len, names)) * math.sin(math.radians(NAME_ROTATION)) if names else 0.0
     height = 2.7 * n_rows + 0.3 * legend_rows + labels
     panel = max(4.2, 0.55 * len(names) + 1.0)
+    from matplotlib.figure import Figure
+
     fig = Figure(figsize=(max(panel * n_cols, MIN_WIDTH), height))
     bottom = (0.62 + 0.3 * legend_rows + labels) / height
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharex=True, sharey="row")
@@ -180,7 +197,7 @@ def _grid(
     ratios = sorted({float(r["ratio"]) for r in rows})
     by_name = _single_ratio(rows)
     styles = _styles(names)
-    with matplotlib.rc_context(_RC):
+    with drawing():
         legend = extra_legend if by_name else len(names) + extra_legend
         fig, axes, bottom = _layout(len(metrics), len(columns), legend, names if by_name else ())
         for i, metric in enumerate(metrics):

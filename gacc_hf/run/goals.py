@@ -13,9 +13,11 @@ import difflib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gacc_hf.data.schema import Group
+if TYPE_CHECKING:  # `gacc_hf.data.schema` imports `datasets`, which checking a results folder does without
+    from gacc_hf.data.schema import Group
+
 
 #: ids a message names before "and N more": a file of a thousand typos is one readable line
 SHOWN_IDS = 10

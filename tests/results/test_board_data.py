@@ -5,7 +5,11 @@ two data sets, two protocols, the same run twice)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -13,7 +17,14 @@ import pytest
 
 from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.results.board import read_board, render_board, run_page_path, write_board
-from gacc_hf.results.board_data import _compressor_seconds, board_rows, load_runs, memory_tokens, pareto_ranks
+from gacc_hf.results.board_data import (
+    _compressor_seconds,
+    _prepared,
+    board_rows,
+    load_runs,
+    memory_tokens,
+    pareto_ranks,
+)
 from gacc_hf.results.folder import write_results
 from gacc_hf.results.layout import ResultsError, RunResults
 from tests.helpers.paths import ROOT
@@ -175,10 +186,31 @@ def test_runs_verified_on_several_processes_give_the_same_board(runs, tmp_path):
     )
     for page in ("index.html", "runs/a/report.html", "runs/b/report.html"):
         assert (one.parent / page).read_bytes() == (two.parent / page).read_bytes()
-    with pytest.raises(ResultsError, match=r"notes/results.json: no schema_version"):  # from a process, as is
-        (tmp_path / "notes").mkdir()
-        (tmp_path / "notes" / "results.json").write_text("{}")
-        write_board([runs["a"], tmp_path / "notes"], tmp_path / "three", jobs=2)
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "results.json").write_text("{}")
+    for order in ([runs["a"], tmp_path / "notes"], [tmp_path / "notes", runs["a"]]):  # failed here, then elsewhere
+        with pytest.raises(ResultsError, match=r"notes/results.json: no schema_version"):  # as it was raised
+            write_board(order, tmp_path / "three", jobs=2)
+
+
+def _first_run_first(path: Path, label: str) -> tuple[str, int]:
+    """The run's label and the process that checked it: the first run leaves a mark that every other one waits
+    for, so the first must be checked where the others are not."""
+    mark = path.parent / "first-done"
+    if label == "r0":
+        mark.touch()
+    for _ in range(600):
+        if mark.exists():
+            break
+        time.sleep(0.1)
+    return label, os.getpid()
+
+
+def test_this_process_checks_runs_from_the_last_while_another_takes_the_first(tmp_path):
+    planned = [(tmp_path / f"r{i}", f"r{i}") for i in range(3)]
+    done = _prepared(planned, 2, _first_run_first)
+    assert [label for label, _ in done] == ["r0", "r1", "r2"]  # in the order given, wherever checked
+    assert done[0][1] != os.getpid() and done[2][1] == os.getpid()
 
 
 def test_compressor_seconds_are_per_question_served_whatever_the_readers():
@@ -241,3 +273,19 @@ def test_auto_jobs_on_processes_give_the_same_board(runs, tmp_path, monkeypatch)
     monkeypatch.setattr("gacc_hf.results.board_data.AUTO_ROWS", 1)  # these small runs counted as large
     auto = write_board([runs["a"], runs["b"]], tmp_path / "auto", jobs="auto")[0]
     assert one.read_bytes() == auto.read_bytes()
+
+
+_LOADED = (
+    "import sys, gacc_hf.results.board\n{then}\nprint(*(m for m in ('datasets', 'matplotlib') if m in sys.modules))"
+)
+
+
+@pytest.mark.parametrize(
+    ("then", "loaded"),
+    [("", ""), ("from gacc_hf.results.plots import drawing\nwith drawing(): pass", "matplotlib")],
+)
+def test_a_board_process_starts_without_datasets_or_matplotlib(then, loaded):
+    # each process that checks runs imports the board (half a second less without the two); drawing imports one
+    code = _LOADED.format(then=then)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == loaded
