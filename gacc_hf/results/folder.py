@@ -56,7 +56,7 @@ from gacc_hf.scoring.judging import format_judging
 from gacc_hf.scoring.outcomes import outcome
 from gacc_hf.scoring.reading import KEYS, all_figures
 from gacc_hf.scoring.settings import SETTING, Setting, config_settings, setting_label
-from gacc_hf.strict_json import check_finite
+from gacc_hf.strict_json import check_finite, dumps
 
 
 def folder_files(run: RunResults) -> tuple[dict[str, Any], dict[str, bytes]]:
@@ -373,6 +373,17 @@ def rebuild(run_dir: str | Path) -> list[Path]:
     return [Path(run_dir) / name for name in names]
 
 
+def _written_alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two rows are written as the same bytes in `results.json` (`json_bytes`): their compact JSON is
+    compared, the same tokens without the indent, which Python's encoder writes in C (an indented dump runs in
+    Python, and a run has hundreds of rows to compare)."""
+    return _compact(a) == _compact(b)
+
+
+def _compact(row: Mapping[str, Any]) -> str:
+    return dumps(row, RESULTS_FILE, ensure_ascii=False)
+
+
 def _verify(path: Path, what: str, stored: list[dict[str, Any]], derived: list[dict[str, Any]], key: tuple) -> None:
     """Stored rows must equal the re-derived ones; CI-only differences warn instead of failing."""
     key = (*key, *SETTING)  # and a row's reader and judge, where it names them (schema 5)
@@ -382,7 +393,7 @@ def _verify(path: Path, what: str, stored: list[dict[str, Any]], derived: list[d
     ci_only = 0
     for row in stored:
         fresh = by_cell[tuple(row.get(k) for k in key)]
-        if json_bytes(row) == json_bytes(fresh):
+        if _written_alike(row, fresh):
             continue
         points = [k for k in {*row, *fresh} if "_ci_" not in k and row.get(k) != fresh.get(k)]
         if points:

@@ -18,10 +18,10 @@ Layout:
 
 from __future__ import annotations
 
+import functools
 import io
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -124,7 +124,29 @@ def table_rows(table: pa.Table) -> list[dict[str, Any]]:
     once as a Python object, however many rows hold it: a release-size run repeats a few thousand strings over
     236,532 answer rows, and each is made, hashed (by every grouping of the rows) and freed once, not once a row."""
     columns = [_values(table.column(name)) for name in table.column_names]
-    return list(map(dict, map(zip, repeat(table.column_names), zip(*columns, strict=True))))
+    return list(map(row_of(table.column_names), *columns)) if columns else []
+
+
+@functools.lru_cache(maxsize=16)
+def _row_maker(width: int) -> Callable[..., Callable[..., dict[str, Any]]]:
+    keys, values = ", ".join(f"k{i}" for i in range(width)), ", ".join(f"v{i}" for i in range(width))
+    items = ", ".join(f"k{i}: v{i}" for i in range(width))
+    source = f"def row_of({keys}):\n    return lambda {values}: {{{items}}}\n"
+    scope: dict[str, Any] = {}
+    exec(compile(source, f"<row of {width} columns>", "exec"), scope)
+    return scope["row_of"]  # type: ignore[no-any-return]
+
+
+def row_of(names: Sequence[str]) -> Callable[..., dict[str, Any]]:
+    """A function of one value per column, in the order of `names`, that returns the row as a dict: one dict
+    display, which makes the dict at its size (`dict(zip(names, values))` grows it key by key, twice over for a
+    run's 19 columns, and was a sixth slower). The code is made from the number of columns alone; the names are
+    its arguments, never its text.
+
+    >>> row_of(["id", "text"])("q1", "数据")
+    {'id': 'q1', 'text': '数据'}
+    """
+    return _row_maker(len(names))(*names)
 
 
 def _values(column: pa.ChunkedArray) -> list[Any]:

@@ -45,7 +45,9 @@ def script_json(data: Any) -> str:
     >>> script_json({"t": "</script><b>&"})
     '{"t":"\\\\u003c/script\\\\u003e\\\\u003cb\\\\u003e\\\\u0026"}'
     """
-    text = strict_json.dumps(data, f"{PAGE_FILE} (its data)", ensure_ascii=False, separators=(",", ":"))
+    # the data is a tree built afresh (no value held twice up its own branch): no check for cycles to pay for
+    where = f"{PAGE_FILE} (its data)"
+    text = strict_json.dumps(data, where, ensure_ascii=False, separators=(",", ":"), check_circular=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
