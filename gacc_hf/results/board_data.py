@@ -16,12 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,6 +27,7 @@ from typing import Any, TypeVar
 from tqdm.auto import tqdm
 
 from gacc_hf.protocol import FLOOR, is_ceiling
+from gacc_hf.results.both_ends import both_ends
 from gacc_hf.results.folder import verify_folder
 from gacc_hf.results.layout import RESULTS_FILE, ResultsError, RunResults
 
@@ -141,58 +140,22 @@ def _prepared(
     progress: bool = False,
 ) -> list[T]:
     """`prepare` of each run, in the order given: here, or on up to `jobs` processes, this one and `jobs` − 1
-    fresh ones (each holds one run at a time; `AUTO`: as many as `auto_jobs` says for these runs on the cores
-    this process may use). The fresh processes take the runs from the first on, this one from the last back,
-    until they meet: it starts at once, while they import gacc-hf. A run that fails its checks is named as soon
-    as it is seen to. The bar (`progress`, shown only on a terminal) counts the runs whose checks have ended."""
+    fresh ones taking the runs from both ends (`both_ends`; `AUTO`: as many as `auto_jobs` says for these runs on
+    the cores this process may use). A run that fails its checks is named as soon as it is seen to. The bar
+    (`progress`, shown only on a terminal) counts the runs whose checks have ended."""
     if jobs == AUTO:
         cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
         jobs = auto_jobs([_answer_rows(path) for path, _ in planned], cores)
     workers = min(int(jobs), len(planned)) - 1
     shown = None if progress else True  # tqdm: None hides the bar where stderr is not a terminal
     with tqdm(total=len(planned), desc="runs checked", unit="run", disable=shown, leave=False, mininterval=0) as bar:
-        if workers < 1:
-            out = []
-            for path, label in planned:
-                out.append(prepare(path, label))
-                bar.update()
-            return out
-        context = multiprocessing.get_context("spawn")  # no copy of this process's threads (Arrow's pools)
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            futures = [pool.submit(prepare, path, label) for path, label in planned]
-            try:
-                counted: set[Future[T]] = set()  # the runs of other processes the bar has counted
-                here = _prepared_here(planned, futures, prepare, bar, counted)
-                for done in as_completed(f for f in futures if f not in here and f not in counted):
-                    done.result()
-                    bar.update()
-                return [here[f] if f in here else f.result() for f in futures]
-            except BaseException:
-                pool.shutdown(cancel_futures=True)
-                raise
-
-
-def _prepared_here(
-    planned: list[tuple[Path, str]],
-    futures: list[Future[T]],
-    prepare: Callable[[Path, str], T],
-    bar: Any,
-    counted: set[Future[T]],
-) -> dict[Future[T], T]:
-    """`prepare` of the runs that no process has taken, done here from the last back (a future this process
-    cancels is one no process will start), by their futures. After each, the runs other processes have ended
-    are counted (`counted`) and one that failed its checks is raised."""
-    here: dict[Future[T], T] = {}
-    for future, (path, label) in zip(reversed(futures), reversed(planned), strict=True):
-        if not future.cancel():
-            break
-        here[future] = prepare(path, label)
-        bar.update()
-        for done in [f for f in futures if f.done() and f not in here and f not in counted]:
-            counted.add(done)
-            done.result()  # a run that failed its checks in another process is named now
+        if workers >= 1:
+            return both_ends(prepare, planned, workers, bar.update)
+        out = []
+        for path, label in planned:
+            out.append(prepare(path, label))
             bar.update()
-    return here
+        return out
 
 
 def _identity(path: Path) -> str:

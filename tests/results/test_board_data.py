@@ -5,11 +5,9 @@ two data sets, two protocols, the same run twice)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -19,7 +17,6 @@ from gacc_hf.data.synthetic import synthetic_rows
 from gacc_hf.results.board import read_board, render_board, run_page_path, write_board
 from gacc_hf.results.board_data import (
     _compressor_seconds,
-    _prepared,
     board_rows,
     load_runs,
     memory_tokens,
@@ -191,26 +188,6 @@ def test_runs_verified_on_several_processes_give_the_same_board(runs, tmp_path):
     for order in ([runs["a"], tmp_path / "notes"], [tmp_path / "notes", runs["a"]]):  # failed here, then elsewhere
         with pytest.raises(ResultsError, match=r"notes/results.json: no schema_version"):  # as it was raised
             write_board(order, tmp_path / "three", jobs=2)
-
-
-def _first_run_first(path: Path, label: str) -> tuple[str, int]:
-    """The run's label and the process that checked it: the first run leaves a mark that every other one waits
-    for, so the first must be checked where the others are not."""
-    mark = path.parent / "first-done"
-    if label == "r0":
-        mark.touch()
-    for _ in range(600):
-        if mark.exists():
-            break
-        time.sleep(0.1)
-    return label, os.getpid()
-
-
-def test_this_process_checks_runs_from_the_last_while_another_takes_the_first(tmp_path):
-    planned = [(tmp_path / f"r{i}", f"r{i}") for i in range(3)]
-    done = _prepared(planned, 2, _first_run_first)
-    assert [label for label, _ in done] == ["r0", "r1", "r2"]  # in the order given, wherever checked
-    assert done[0][1] != os.getpid() and done[2][1] == os.getpid()
 
 
 def test_compressor_seconds_are_per_question_served_whatever_the_readers():
