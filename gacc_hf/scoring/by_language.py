@@ -30,7 +30,7 @@ def named_languages(config: Mapping[str, Any]) -> str:
 
 
 _LANGUAGE, _READ_LANGUAGE = operator.methodcaller("get", "language"), operator.itemgetter("language")
-_LANGUAGE_QUESTION = operator.itemgetter("language", "question_id")
+_LANGUAGE_QUESTION, _QUESTION_ID = operator.itemgetter("language", "question_id"), operator.itemgetter("question_id")
 
 
 def answer_languages(answers: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -74,6 +74,11 @@ def language_mismatch(payload: Mapping[str, Any], answers: Sequence[Mapping[str,
     >>> payload = {"config": {"data": {"languages": {"en": {"n_questions": 1}}}}}
     >>> language_mismatch(payload, rows)
     'the config records languages [en] but the answers have [en, zh]'
+    >>> one = [{"language": "zh", "question_id": q} for q in ("问1", "问1", "问2")]  # two questions, one twice
+    >>> language_mismatch({"config": {"data": {"languages": {"zh": {"n_questions": 3}}}}}, one)
+    'the config records 3 zh questions, the answers 2'
+    >>> language_mismatch({"config": {"data": {"languages": {"zh": {"n_questions": 2}}}}}, one) is None
+    True
     """
     found = answer_languages(answers)
     if not found:
@@ -81,7 +86,10 @@ def language_mismatch(payload: Mapping[str, Any], answers: Sequence[Mapping[str,
     recorded = run_languages(payload.get("config") or {})
     if sorted(recorded) != sorted(found):
         return f"the config records languages [{', '.join(recorded)}] but the answers have [{', '.join(found)}]"
-    asked = Counter(language for language, _ in set(map(_LANGUAGE_QUESTION, answers)))  # read in C
+    if len(found) == 1:  # every row's language is that one: its questions are the distinct ids, read in C
+        asked = Counter({found[0]: len(set(map(_QUESTION_ID, answers)))})
+    else:
+        asked = Counter(language for language, _ in set(map(_LANGUAGE_QUESTION, answers)))  # read in C
     for language, entry in recorded.items():
         questions = asked[language]
         if entry.get("n_questions") != questions:
