@@ -197,8 +197,14 @@ def _goals(
 def _question(row: Mapping[str, Any], source: str | None) -> dict[str, Any]:
     """A question as its first answer row states it, with where its references occur in the source."""
     refs = [str(r) for r in row.get("references") or []]
-    marks = sorted({span for r in refs for span in reference_marks(source, r)}) if source else []
-    return {"id": row["question_id"], "text": row.get("question") or "", "refs": refs, "marks": js_spans(source, marks)}
+    marks = list(_marks(source, tuple(refs))) if source else []
+    return {"id": row["question_id"], "text": row.get("question") or "", "refs": refs, "marks": marks}
+
+
+@functools.lru_cache(maxsize=16_384)  # the runs of a board share their data: a question's marks are found once
+def _marks(source: str, refs: tuple[str, ...]) -> tuple[int, ...]:
+    """Where the references occur in the source, as `js_spans` gives them."""
+    return tuple(js_spans(source, sorted({span for r in refs for span in reference_marks(source, r)})))
 
 
 def _answers(
