@@ -6,10 +6,13 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 import gacc_hf.results.page as page_module
 from gacc_hf.results.folder import read_folder
-from gacc_hf.results.page import PAGE_FILE, PAGE_SCRIPTS, render_page, script_json, summary_tables
+from gacc_hf.results.page import PAGE_FILE, PAGE_SCRIPTS, page_json, render_page, script_json, summary_tables
 from gacc_hf.results.page_data import page_data
+from gacc_hf.strict_json import NonFiniteError
 
 DATA_BLOCK = re.compile(r'<script type="application/json" id="page-data">(.*?)</script>', re.S)
 # what would parse a text as HTML or run it as script, in the page's own scripts
@@ -88,3 +91,31 @@ def test_the_pages_scripts_are_inlined_once_each_and_set_text_only(folder):
     assert [name for name, text in scripts.items() if SINKS.search(text)] == []
     planted = ["node.innerHTML = text;", 'el.insertAdjacentHTML("beforeend", t)', "eval(code)", "document.write(x)"]
     assert all(SINKS.search(text) for text in planted) and not SINKS.search("node.textContent = text;")
+
+
+RECORDED = Path(__file__).parents[2] / "docs" / "results"
+
+
+def _numbers(value, path="") -> list[tuple[str, object]]:
+    """Every number in a JSON-like tree with its path (bools are not numbers here)."""
+    if isinstance(value, dict):
+        return [n for k, v in value.items() for n in _numbers(v, f"{path}.{k}")]
+    if isinstance(value, list | tuple):
+        return [n for i, v in enumerate(value) for n in _numbers(v, f"{path}[{i}]")]
+    return [(path, value)] if isinstance(value, int | float) and not isinstance(value, bool) else []
+
+
+@pytest.mark.parametrize("name", ["main", "bilingual", "judges"])
+def test_the_page_data_is_written_as_pythons_encoder_writes_it_with_only_ratios_not_whole(name):
+    data = page_data(read_folder(RECORDED / name))  # English; English and Chinese; several judges
+    assert page_json(data) == script_json(data)
+    floats = {path.split("[")[0] for path, n in _numbers(data) if isinstance(n, float)}
+    assert floats == {".cells"}  # the only numbers page_json checks are finite; every other one is whole
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_a_ratio_that_is_not_finite_is_refused_by_name(bad):
+    data = {"cells": [["c", "own", 0.25, False], ["c", "own", bad, False]], "goals": []}
+    with pytest.raises(NonFiniteError, match=r"report.html \(its data\): cells\[1\]\[2\] is (nan|inf)"):
+        page_json(data)
+    assert page_json({**data, "cells": data["cells"][:1]}).startswith('{"cells":[["c","own",0.25,false]]')
