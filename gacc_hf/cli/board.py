@@ -22,7 +22,8 @@ def add_board_parser(sub: argparse._SubParsersAction) -> None:
         "--jobs",
         default="auto",
         metavar="N|auto",
-        help="runs checked at once, each in a process of its own holding one run (default auto: one process while "
+        help="runs checked at once, one at a time in each process: this one and N - 1 fresh ones, from both ends "
+        "of the list (default auto: one process while "
         "the runs to check hold fewer than 100,000 answer rows in all, as starting a process costs about what "
         "checking that many costs; else one a core)",
     )
