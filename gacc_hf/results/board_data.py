@@ -109,8 +109,9 @@ def load_runs(
 
 #: `jobs` that lets the size of the runs choose (`auto_jobs`)
 AUTO = "auto"
-#: answer rows to check below which one process is as fast as several: starting a process takes about 1.3 s
-#: (importing gacc-hf), about what checking 100,000 answer rows costs (`benchmarks/board.py`)
+#: answer rows to check below which one process is as fast as several: a fresh process spends about 0.6 s
+#: importing gacc-hf before its first run, while checking 100,000 answer rows takes about 0.8 s here
+#: (`benchmarks/board.py`), so it would find few runs left to take
 AUTO_ROWS = 100_000
 
 
