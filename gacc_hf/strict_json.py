@@ -2,9 +2,11 @@
 
 JSON has no NaN or infinity: Python writes them as `NaN` and `Infinity` (which other readers refuse) or,
 with `allow_nan=False`, refuses them with "Out of range float values are not JSON compliant", naming
-neither the file nor the key. gacc writes its JSON (`results.json`, the results page's data, a dry run's
-plan) through `dumps`, and checks what it reads back from a results folder with `non_finite`, so a NaN
-from a bug or a hand edit is one line naming the file and the key that holds it.
+neither the file nor the key. gacc writes its JSON (`results.json`, the board's data, a dry run's plan)
+through `dumps`, and checks what it reads back from a results folder with `non_finite`, so a NaN from a bug
+or a hand edit is one line naming the file and the key that holds it. The results page's data, megabytes at
+the release's size, are encoded faster by orjson, which writes a NaN as null: their only numbers that are not
+whole, the cells' ratios, go through `check_finite` first (`gacc_hf.results.page.page_json`).
 """
 
 from __future__ import annotations
