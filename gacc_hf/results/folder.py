@@ -377,11 +377,8 @@ def _written_alike(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """Whether two rows are written as the same bytes in `results.json` (`json_bytes`): their compact JSON is
     compared, the same tokens without the indent, which Python's encoder writes in C (an indented dump runs in
     Python, and a run has hundreds of rows to compare)."""
-    return _compact(a) == _compact(b)
-
-
-def _compact(row: Mapping[str, Any]) -> str:
-    return dumps(row, RESULTS_FILE, ensure_ascii=False)
+    written_a, written_b = (dumps(row, RESULTS_FILE, ensure_ascii=False) for row in (a, b))
+    return written_a == written_b
 
 
 def _verify(path: Path, what: str, stored: list[dict[str, Any]], derived: list[dict[str, Any]], key: tuple) -> None:

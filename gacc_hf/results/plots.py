@@ -155,9 +155,10 @@ def _legend(fig: Figure, axes: Sequence[Axes]) -> None:
 
 
 def _layout(
-    n_rows: int, n_cols: int, n_legend: int, names: Sequence[str] = ()
+    figure: type[Figure], n_rows: int, n_cols: int, n_legend: int, names: Sequence[str] = ()
 ) -> tuple[Figure, list[list[Axes]], float]:
-    """A grid (one row per metric) sharing axes, and the bottom margin that leaves room for the legend.
+    """A grid (one row per metric) sharing axes, and the bottom margin that leaves room for the legend
+    (`figure`: the class `drawing` gives).
 
     `names`: the compressors of a named x axis, which need width per name and room below for their slanted
     labels.
@@ -167,9 +168,7 @@ def _layout(
     labels = 0.07 * max(map(len, names)) * math.sin(math.radians(NAME_ROTATION)) if names else 0.0
     height = 2.7 * n_rows + 0.3 * legend_rows + labels
     panel = max(4.2, 0.55 * len(names) + 1.0)
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(max(panel * n_cols, MIN_WIDTH), height))
+    fig = figure(figsize=(max(panel * n_cols, MIN_WIDTH), height))
     bottom = (0.62 + 0.3 * legend_rows + labels) / height
     axes = fig.subplots(n_rows, n_cols, squeeze=False, sharex=True, sharey="row")
     return fig, [list(row) for row in axes], bottom
@@ -197,9 +196,9 @@ def _grid(
     ratios = sorted({float(r["ratio"]) for r in rows})
     by_name = _single_ratio(rows)
     styles = _styles(names)
-    with drawing():
+    with drawing() as figure:
         legend = extra_legend if by_name else len(names) + extra_legend
-        fig, axes, bottom = _layout(len(metrics), len(columns), legend, names if by_name else ())
+        fig, axes, bottom = _layout(figure, len(metrics), len(columns), legend, names if by_name else ())
         for i, metric in enumerate(metrics):
             value, low, high = keys(metric)
             for j, col in enumerate(columns):
