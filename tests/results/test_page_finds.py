@@ -216,6 +216,7 @@ def test_a_rows_link_opens_that_answer_marked(browser, english):
     href = row.locator("a").get_attribute("href")
     assert page.locator("tr.target").count() == 0
     row.locator("a").click()
+    page.wait_for_selector("tr.target")  # the fragment's change reaches the page as an event, after the click
     assert page.locator("tr.target").count() == 1 and page.get_attribute("tr.target", "data-answer") == key
     assert page.url.endswith(href)  # the address names that answer too, until the view changes
     reopened, more = open_page(browser, english.joinpath("report.html").as_uri() + href)
