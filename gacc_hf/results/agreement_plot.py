@@ -25,8 +25,8 @@ def plot_agreement(parts: Sequence[Mapping[str, Any]], path: Path) -> Path:
     """One panel per reader whose judges were measured (`parts`: results.json's `agreement`)."""
     shown = [p for p in parts if not p.get("undefined")]
     heights = [max(2.0, 0.45 * len(_rows(p)) + 1.2) for p in shown] or [2.0]
-    with drawing() as Figure:
-        fig = Figure(figsize=(8.4, sum(heights)))
+    with drawing() as figure:
+        fig = figure(figsize=(8.4, sum(heights)))
         axes = fig.subplots(max(1, len(shown)), 1, squeeze=False, gridspec_kw={"height_ratios": heights})[:, 0]
         for ax, part in zip(axes, shown, strict=False):
             rows = _rows(part)

@@ -30,10 +30,10 @@ def outcomes_figure(rows: Sequence[Mapping[str, Any]], title: str = "") -> Figur
     """One horizontal stacked bar per cell, in the run's order, shares in % of the cell's questions."""
     if not rows:
         raise ValueError("no outcome shares to plot (answers without an outcome)")
-    with drawing() as Figure:
+    with drawing() as figure:
         from matplotlib.patches import Patch
 
-        fig = Figure(figsize=(7.5, 1.2 + 0.45 * len(rows)))
+        fig = figure(figsize=(7.5, 1.2 + 0.45 * len(rows)))
         ax = fig.subplots()
         ys = list(range(len(rows)))[::-1]
         left = [0.0] * len(rows)
